@@ -1,0 +1,39 @@
+"use strict"
+// Loading the corpus copied from ../shared/corpus into __test__/fixtures (the project never reads ../shared).
+const fs = require("node:fs")
+const path = require("node:path")
+
+const dir = path.join(__dirname, "..", "fixtures")
+
+/** Reads a JSONL fixture; attribute maps stored as JSON strings (large adversarial ones) are parsed. */
+function load(name) {
+  return fs
+    .readFileSync(path.join(dir, name), "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => {
+      const row = JSON.parse(line)
+      for (const key of ["attributes", "expected_attributes"]) {
+        if (typeof row[key] === "string") row[key] = JSON.parse(row[key])
+      }
+      return row
+    })
+}
+
+/** JSON attributes compared after JSON.parse/JSON.stringify normalisation (corpus README). */
+function normalise(attrs) {
+  const out = {}
+  for (const key of Object.keys(attrs).sort()) {
+    const v = attrs[key]
+    if (typeof v === "string" && key.startsWith("gen_ai.") && /^[[{]/.test(v)) {
+      try {
+        out[key] = JSON.stringify(JSON.parse(v))
+        continue
+      } catch {}
+    }
+    out[key] = v
+  }
+  return out
+}
+
+module.exports = { load, normalise }

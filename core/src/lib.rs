@@ -1,0 +1,16 @@
+//! The conversion core of genkit-for-maple: Genkit span attributes (`genkit:*`) to the
+//! OpenTelemetry GenAI semantic conventions (`gen_ai.*`) that Maple's Agent Sessions read, and the
+//! OTLP decoding of the built-in receiver. Plain Rust with no napi types, so `cargo test`, property
+//! tests and fuzzing reach all of it.
+//!
+//! - [`genkit`]: Genkit's shapes, read without a tree.
+//! - [`semconv`]: attribute keys and the GenAI message JSON writers.
+//! - [`mapping`]: model and tool span rules (seed 000) and their degradation.
+//! - [`otlp`]: `ExportTraceServiceRequest` protobuf decoding.
+
+pub mod genkit;
+pub mod mapping;
+pub mod otlp;
+pub mod semconv;
+
+pub use mapping::{map_model, map_tool_result, problem, ModelAttributes, Scalar, ToolResult};

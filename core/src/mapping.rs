@@ -1,0 +1,291 @@
+//! Span kind to GenAI attributes: the rules of seed 000's `GenkitForMaple.onEnd` for model and
+//! tool spans, with the candidate-shaped answers of issue 5 and per-attribute degradation where
+//! the reference would throw (issue 4).
+//!
+//! Flow and agent spans need no JSON and are mapped in the JavaScript wrapper; so are the model
+//! name split (`gen_ai.provider.name`, `gen_ai.request.model`) and `gen_ai.tool.call.arguments`,
+//! which copy attribute values as they are.
+
+use crate::genkit::{ArrayShape, GenerateRequest, GenerateResponse, Message, Raw, Shape};
+use crate::semconv::{
+    check_message, check_messages, raw_is_str, raw_is_truthy, write_message, write_parts,
+};
+use std::borrow::Cow;
+
+/// Bit flags naming what went wrong while mapping one span; `0` is a clean mapping. Each flag is
+/// one "problem kind" for the rate-limited `diag` report of the JavaScript wrapper.
+pub mod problem {
+    /// `genkit:input` is not valid JSON (truncated by an attribute value length limit, say): the
+    /// input messages and system instructions are omitted.
+    pub const INPUT_NOT_JSON: u32 = 1;
+    /// `genkit:input.messages`, a message, its `content` or a part has a shape the reference
+    /// throws on: the input messages and system instructions are omitted.
+    pub const INPUT_SHAPE: u32 = 1 << 1;
+    /// `genkit:output` is not valid JSON: every output attribute is omitted.
+    pub const OUTPUT_NOT_JSON: u32 = 1 << 2;
+    /// `genkit:output.message` (or a candidate's message) has a shape the reference throws on:
+    /// the output messages are omitted; finish reasons and usage are still written.
+    pub const OUTPUT_SHAPE: u32 = 1 << 3;
+    /// A tool span's `genkit:output` is not valid JSON: the tool call result is omitted.
+    pub const TOOL_OUTPUT_NOT_JSON: u32 = 1 << 4;
+    /// A value cannot be represented in UTF-8 (a lone surrogate escape in a string that must be
+    /// decoded): the caller maps this span in JavaScript instead.
+    pub const NEEDS_JS: u32 = 1 << 5;
+    /// An attribute had an unexpected JavaScript type (set by the JS wrapper).
+    pub const ATTRIBUTE_TYPE: u32 = 1 << 6;
+    /// The native mapping panicked; the span was mapped in JavaScript (set by the binding).
+    pub const PANIC: u32 = 1 << 7;
+}
+
+/// The attributes a model span gets from `genkit:input` and `genkit:output`. `None` means "do not
+/// write this attribute". Raw values are JSON source text, to be turned into attribute values by
+/// [`Scalar::of`].
+#[derive(Debug, Default)]
+pub struct ModelAttributes<'a> {
+    /// `gen_ai.input.messages`.
+    pub input_messages: Option<String>,
+    /// `gen_ai.system_instructions`.
+    pub system_instructions: Option<String>,
+    /// `gen_ai.output.messages`.
+    pub output_messages: Option<String>,
+    /// `gen_ai.response.finish_reasons`, each entry a JSON value (a string in practice).
+    pub finish_reasons: Option<Vec<Raw<'a>>>,
+    /// `gen_ai.usage.input_tokens`, a JSON value (a number in practice).
+    pub input_tokens: Option<Raw<'a>>,
+    /// `gen_ai.usage.output_tokens`, a JSON value.
+    pub output_tokens: Option<Raw<'a>>,
+    /// [`problem`] flags.
+    pub problems: u32,
+}
+
+/// Maps a model span. `input` and `output` are the `genkit:input` / `genkit:output` attribute
+/// values when they are strings (`None` otherwise: the reference then treats them as absent).
+///
+/// Rules (seed 000, "Add the span processor"; issue 5 for `candidates`):
+/// - `gen_ai.input.messages`: the non-system messages of `input.messages` (absent or `null`: `[]`);
+///   `gen_ai.system_instructions`: the parts of the system messages, when there is at least one.
+/// - `gen_ai.output.messages`: `[output.message]` with `finish_reason: output.finishReason` when
+///   `output.message` is truthy; otherwise one message per entry of `output.candidates` that has
+///   a truthy `message`, each with its own `finishReason`.
+/// - `gen_ai.response.finish_reasons`: `[output.finishReason]` when truthy, or the truthy finish
+///   reasons of the candidates that gave an output message.
+/// - usage: `output.usage.inputTokens` / `outputTokens` whenever present (any JSON value).
+pub fn map_model<'a>(input: Option<&'a str>, output: Option<&'a str>) -> ModelAttributes<'a> {
+    let mut attrs = ModelAttributes::default();
+    map_input(input, &mut attrs);
+    if let Some(output) = output {
+        map_output(output, &mut attrs);
+    }
+    attrs
+}
+
+fn map_input<'a>(input: Option<&'a str>, attrs: &mut ModelAttributes<'a>) {
+    let parsed = match input {
+        None => None,
+        Some(text) => match serde_json::from_str::<Shape<GenerateRequest<'a>>>(text) {
+            Ok(Shape::Object(request)) => request.messages,
+            Ok(_) => None,
+            Err(_) => {
+                attrs.problems |= problem::INPUT_NOT_JSON;
+                return;
+            }
+        },
+    };
+    let messages: &[Shape<Message<'a>>] = match &parsed {
+        None | Some(ArrayShape::Null) => &[],
+        Some(ArrayShape::Array(messages)) => messages,
+        Some(ArrayShape::Other) => {
+            attrs.problems |= problem::INPUT_SHAPE;
+            return;
+        }
+    };
+    if check_messages(messages).is_err() {
+        attrs.problems |= problem::INPUT_SHAPE;
+        return;
+    }
+    let capacity = input.map_or(2, |s| s.len() / 2 + 2);
+    let mut out = String::with_capacity(capacity);
+    let mut system = String::new();
+    let mut first_message = true;
+    let mut first_system_part = true;
+    out.push('[');
+    for message in messages {
+        let Shape::Object(message) = message else {
+            continue;
+        };
+        if message.role.is_some_and(|role| raw_is_str(role, "system")) {
+            if system.is_empty() {
+                system.push('[');
+            }
+            if write_parts(&mut system, message, first_system_part) {
+                first_system_part = false;
+            }
+        } else {
+            if !first_message {
+                out.push(',');
+            }
+            first_message = false;
+            write_message(&mut out, message, None);
+        }
+    }
+    out.push(']');
+    attrs.input_messages = Some(out);
+    if !first_system_part {
+        system.push(']');
+        attrs.system_instructions = Some(system);
+    }
+}
+
+fn map_output<'a>(output: &'a str, attrs: &mut ModelAttributes<'a>) {
+    let response = match serde_json::from_str::<Shape<GenerateResponse<'a>>>(output) {
+        Ok(Shape::Object(response)) => response,
+        Ok(_) => return,
+        Err(_) => {
+            attrs.problems |= problem::OUTPUT_NOT_JSON;
+            return;
+        }
+    };
+
+    let top_truthy = |shape: &Option<Shape<Message<'a>>>| match shape {
+        Some(Shape::Object(_)) => true,
+        Some(Shape::Other { truthy }) => *truthy,
+        _ => false,
+    };
+
+    let mut finish_reasons: Option<Vec<Raw<'a>>> = None;
+    if top_truthy(&response.message) {
+        let message = response.message.as_ref().expect("checked above");
+        match (check_message(message), message) {
+            (Ok(()), Shape::Object(m)) => {
+                let mut out = String::with_capacity(output.len() / 2 + 2);
+                out.push('[');
+                write_message(&mut out, m, response.finish_reason);
+                out.push(']');
+                attrs.output_messages = Some(out);
+            }
+            _ => attrs.problems |= problem::OUTPUT_SHAPE,
+        }
+    } else if let Some(ArrayShape::Array(candidates)) = &response.candidates {
+        let mut out = String::with_capacity(output.len() / 2 + 2);
+        let mut reasons = Vec::new();
+        let mut bad = false;
+        out.push('[');
+        for candidate in candidates {
+            let Shape::Object(candidate) = candidate else {
+                continue;
+            };
+            if !top_truthy(&candidate.message) {
+                continue;
+            }
+            match candidate.message.as_ref().expect("checked above") {
+                Shape::Object(m) if check_content_ok(m) => {
+                    if out.len() > 1 {
+                        out.push(',');
+                    }
+                    write_message(&mut out, m, candidate.finish_reason);
+                    if let Some(reason) = candidate.finish_reason.filter(|r| raw_is_truthy(r)) {
+                        reasons.push(reason);
+                    }
+                }
+                _ => bad = true,
+            }
+        }
+        out.push(']');
+        if bad {
+            attrs.problems |= problem::OUTPUT_SHAPE;
+        } else if out.len() > 2 {
+            attrs.output_messages = Some(out);
+            if !reasons.is_empty() {
+                finish_reasons = Some(reasons);
+            }
+        }
+    }
+    if finish_reasons.is_none() {
+        if let Some(reason) = response.finish_reason.filter(|r| raw_is_truthy(r)) {
+            finish_reasons = Some(vec![reason]);
+        }
+    }
+    attrs.finish_reasons = finish_reasons;
+    if let Some(Shape::Object(usage)) = &response.usage {
+        attrs.input_tokens = usage.input_tokens;
+        attrs.output_tokens = usage.output_tokens;
+    }
+}
+
+fn check_content_ok(message: &Message<'_>) -> bool {
+    matches!(&message.content, Some(ArrayShape::Array(parts)) if !parts.iter().any(|p| matches!(p, Shape::Null)))
+}
+
+/// What a tool span's `genkit:output` becomes in `gen_ai.tool.call.result` (seed 000: a JSON string
+/// result as its plain text, anything else as JSON).
+#[derive(Debug, PartialEq, Eq)]
+pub enum ToolResult<'a> {
+    /// Not valid JSON: leave the attribute out.
+    Invalid,
+    /// A JSON string: its decoded text.
+    Text(Cow<'a, str>),
+    /// Any other JSON value: its JSON text, as written.
+    Json(&'a str),
+    /// A JSON string holding a lone surrogate escape, which UTF-8 cannot hold: map in JavaScript.
+    NeedsJs,
+}
+
+/// Maps a tool span's `genkit:output` (when it is a string) to `gen_ai.tool.call.result`.
+pub fn map_tool_result(output: &str) -> ToolResult<'_> {
+    let Ok(raw) = serde_json::from_str::<Raw<'_>>(output) else {
+        return ToolResult::Invalid;
+    };
+    let text = raw.get();
+    if text.starts_with('"') {
+        match serde_json::from_str::<Cow<'_, str>>(text) {
+            Ok(Cow::Borrowed(s)) => ToolResult::Text(Cow::Borrowed(s)),
+            Ok(Cow::Owned(s)) => ToolResult::Text(Cow::Owned(s)),
+            Err(_) => ToolResult::NeedsJs,
+        }
+    } else {
+        ToolResult::Json(text)
+    }
+}
+
+/// A raw JSON value as an attribute value: what `JSON.parse` would give for the simple cases.
+#[derive(Debug, PartialEq)]
+pub enum Scalar<'a> {
+    /// A JSON string, decoded.
+    Str(Cow<'a, str>),
+    /// A JSON number, as the nearest double (the same rounding as `JSON.parse`).
+    Num(f64),
+    /// `true` / `false`.
+    Bool(bool),
+    /// `null`.
+    Null,
+    /// An object, an array, or a string with a lone surrogate escape: its JSON text, for
+    /// `JSON.parse` on the JavaScript side.
+    Json(&'a str),
+}
+
+impl<'a> Scalar<'a> {
+    /// Classifies a raw JSON value.
+    pub fn of(raw: Raw<'a>) -> Scalar<'a> {
+        let text = raw.get();
+        match text.as_bytes().first() {
+            Some(b'"') => {
+                if !text.contains('\\') {
+                    Scalar::Str(Cow::Borrowed(&text[1..text.len() - 1]))
+                } else {
+                    match serde_json::from_str::<Cow<'a, str>>(text) {
+                        Ok(s) => Scalar::Str(s),
+                        Err(_) => Scalar::Json(text),
+                    }
+                }
+            }
+            Some(b'-' | b'0'..=b'9') => match text.parse::<f64>() {
+                Ok(v) => Scalar::Num(v),
+                Err(_) => Scalar::Json(text),
+            },
+            Some(b't') => Scalar::Bool(true),
+            Some(b'f') => Scalar::Bool(false),
+            Some(b'n') => Scalar::Null,
+            _ => Scalar::Json(text),
+        }
+    }
+}

@@ -1,0 +1,203 @@
+//! The GenAI side: attribute keys of the OpenTelemetry GenAI semantic conventions that Maple reads
+//! (seed 002/003, <https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-spans/>) and the
+//! writers of their message JSON.
+//!
+//! Message JSON (seed 003, "Message JSON"): an array of `{"role", "parts", "finish_reason"?}`; parts
+//! `{"type":"text","content"}`, `{"type":"reasoning","content"}`,
+//! `{"type":"tool_call","id","name","arguments"}`, `{"type":"tool_call_response","id","response"}`.
+//! System instructions are an array of parts without a role. Keys are written in the order
+//! seed 000's `JSON.stringify` writes them, and a key whose value is absent is left out, as
+//! `JSON.stringify` leaves out `undefined`.
+
+use crate::genkit::{ArrayShape, Message, Part, Raw, Shape, ToolPayload};
+
+/// `gen_ai.operation.name`: `invoke_agent`, `chat` or `execute_tool`.
+pub const OPERATION_NAME: &str = "gen_ai.operation.name";
+/// `gen_ai.provider.name`: the Genkit plugin prefix of the model name (seed 001, "Known gaps").
+pub const PROVIDER_NAME: &str = "gen_ai.provider.name";
+/// `gen_ai.request.model`: the model name without the plugin prefix.
+pub const REQUEST_MODEL: &str = "gen_ai.request.model";
+/// `gen_ai.input.messages`: JSON string, the non-system messages of the request.
+pub const INPUT_MESSAGES: &str = "gen_ai.input.messages";
+/// `gen_ai.system_instructions`: JSON string, the parts of the system messages.
+pub const SYSTEM_INSTRUCTIONS: &str = "gen_ai.system_instructions";
+/// `gen_ai.output.messages`: JSON string, the answer(s) with their finish reason.
+pub const OUTPUT_MESSAGES: &str = "gen_ai.output.messages";
+/// `gen_ai.response.finish_reasons`: array attribute, one entry per answer.
+pub const RESPONSE_FINISH_REASONS: &str = "gen_ai.response.finish_reasons";
+/// `gen_ai.usage.input_tokens`: integer, tokens in the prompt.
+pub const USAGE_INPUT_TOKENS: &str = "gen_ai.usage.input_tokens";
+/// `gen_ai.usage.output_tokens`: integer, tokens in the answer.
+pub const USAGE_OUTPUT_TOKENS: &str = "gen_ai.usage.output_tokens";
+/// `gen_ai.tool.call.result`: the tool's result; a string result as its plain text.
+pub const TOOL_CALL_RESULT: &str = "gen_ai.tool.call.result";
+
+/// Why a message could not be converted: the cases where seed 000's `toMessages` throws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageError {
+    /// The message is not a JSON object (`m.role` / `m.content` of a non-object).
+    NotAnObject,
+    /// `content` is absent or not an array (`content.map is not a function`).
+    ContentNotArray,
+    /// A part is `null` (destructuring `null`).
+    NullPart,
+}
+
+/// Returns true when a raw JSON value is the JSON string `expected`, comparing after unescaping.
+pub fn raw_is_str(raw: Raw<'_>, expected: &str) -> bool {
+    let text = raw.get().as_bytes();
+    if text.len() == expected.len() + 2
+        && text[0] == b'"'
+        && &text[1..text.len() - 1] == expected.as_bytes()
+    {
+        return true;
+    }
+    if text.first() != Some(&b'"') || !text.contains(&b'\\') {
+        return false;
+    }
+    // A string with escapes: decode it. A lone surrogate escape cannot spell `expected`.
+    matches!(serde_json::from_str::<std::borrow::Cow<str>>(raw.get()), Ok(s) if s == expected)
+}
+
+/// JavaScript truthiness of a raw JSON value: `null`, `false`, `""` and numbers equal to zero
+/// (including `-0`, `0.0`, `0e5` and underflowing `1e-400`) are falsy; everything else is truthy.
+pub fn raw_is_truthy(raw: Raw<'_>) -> bool {
+    let text = raw.get();
+    match text.as_bytes().first() {
+        Some(b'n') => false,
+        Some(b'f') => false,
+        Some(b'"') => text.len() > 2,
+        Some(b'-' | b'0'..=b'9') => text.parse::<f64>().map(|v| v != 0.0).unwrap_or(true),
+        _ => true,
+    }
+}
+
+/// Validates that every message is convertible (seed 000's `toMessages` would not throw).
+pub fn check_messages(messages: &[Shape<Message<'_>>]) -> Result<(), MessageError> {
+    messages.iter().try_for_each(|m| match m {
+        Shape::Object(message) => check_content(message),
+        _ => Err(MessageError::NotAnObject),
+    })
+}
+
+fn check_content(message: &Message<'_>) -> Result<(), MessageError> {
+    match &message.content {
+        Some(ArrayShape::Array(parts)) => {
+            if parts.iter().any(|p| matches!(p, Shape::Null)) {
+                Err(MessageError::NullPart)
+            } else {
+                Ok(())
+            }
+        }
+        _ => Err(MessageError::ContentNotArray),
+    }
+}
+
+/// Checks a single message (an answer).
+pub fn check_message(message: &Shape<Message<'_>>) -> Result<(), MessageError> {
+    check_messages(std::slice::from_ref(message))
+}
+
+/// Appends the GenAI parts of a Genkit message's content, comma-separated, without brackets.
+/// Returns whether any part was written. Parts that are not objects, and object parts with none of
+/// `text`, `reasoning`, a truthy `toolRequest` or a truthy `toolResponse`, are dropped (seed 000).
+pub fn write_parts(out: &mut String, message: &Message<'_>, mut first: bool) -> bool {
+    let Some(ArrayShape::Array(parts)) = &message.content else {
+        return !first;
+    };
+    for part in parts {
+        if let Shape::Object(part) = part {
+            first = write_part(out, part, first);
+        }
+    }
+    !first
+}
+
+fn comma(out: &mut String, first: bool) {
+    if !first {
+        out.push(',');
+    }
+}
+
+fn write_part(out: &mut String, part: &Part<'_>, first: bool) -> bool {
+    if let Some(text) = part.text {
+        comma(out, first);
+        out.push_str(r#"{"type":"text","content":"#);
+        out.push_str(text.get());
+        out.push('}');
+    } else if let Some(reasoning) = part.reasoning {
+        comma(out, first);
+        out.push_str(r#"{"type":"reasoning","content":"#);
+        out.push_str(reasoning.get());
+        out.push('}');
+    } else if let Some(request) = truthy_tool(&part.tool_request) {
+        comma(out, first);
+        out.push_str(r#"{"type":"tool_call""#);
+        if let Some(request) = request {
+            field(out, "id", request.reference);
+            field(out, "name", request.name);
+            field(out, "arguments", request.input);
+        }
+        out.push('}');
+    } else if let Some(response) = truthy_tool(&part.tool_response) {
+        comma(out, first);
+        out.push_str(r#"{"type":"tool_call_response""#);
+        if let Some(response) = response {
+            field(out, "id", response.reference);
+            field(out, "response", response.output);
+        }
+        out.push('}');
+    } else {
+        return first;
+    }
+    false
+}
+
+/// `Some(Some(payload))` for an object, `Some(None)` for another truthy value (whose `name`, `ref`,
+/// `input` are all `undefined` in JavaScript), `None` when falsy or absent.
+fn truthy_tool<'s, 'a>(
+    tool: &'s Option<Shape<ToolPayload<'a>>>,
+) -> Option<Option<&'s ToolPayload<'a>>> {
+    match tool {
+        Some(Shape::Object(payload)) => Some(Some(payload)),
+        Some(Shape::Other { truthy: true }) => Some(None),
+        _ => None,
+    }
+}
+
+fn field(out: &mut String, key: &str, value: Option<Raw<'_>>) {
+    if let Some(value) = value {
+        out.push_str(",\"");
+        out.push_str(key);
+        out.push_str("\":");
+        out.push_str(value.get());
+    }
+}
+
+/// Appends one GenAI message: `{"role":..,"parts":[..]}` plus `"finish_reason"` when
+/// `finish_reason` is `Some`. Role `"model"` becomes `"assistant"` (seed 000); other roles are
+/// copied; an absent role is left out.
+pub fn write_message(out: &mut String, message: &Message<'_>, finish_reason: Option<Raw<'_>>) {
+    out.push('{');
+    let mut has_key = false;
+    if let Some(role) = message.role {
+        out.push_str("\"role\":");
+        if raw_is_str(role, "model") {
+            out.push_str("\"assistant\"");
+        } else {
+            out.push_str(role.get());
+        }
+        has_key = true;
+    }
+    if has_key {
+        out.push(',');
+    }
+    out.push_str("\"parts\":[");
+    write_parts(out, message, true);
+    out.push(']');
+    if let Some(reason) = finish_reason {
+        out.push_str(",\"finish_reason\":");
+        out.push_str(reason.get());
+    }
+    out.push('}');
+}

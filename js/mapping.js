@@ -1,0 +1,211 @@
+"use strict"
+// The pure-JS mapping of genkit-for-maple: the same rules as the native core (core/src/mapping.rs),
+// written in JavaScript. It is the fallback when the native binary cannot be loaded, the path for
+// the rare values UTF-8 cannot carry (lone surrogates), the baseline of the benchmark and the
+// differential oracle of the tests. Like the native path it never throws: where seed 000's
+// reference processor would throw, the attributes that depend on the failing value are omitted and
+// a problem flag is returned.
+//
+// Rules: seed 000 ("Add the span processor"); `candidates` answers: issue 5.
+
+const P = Object.freeze({
+  INPUT_NOT_JSON: 1,
+  INPUT_SHAPE: 1 << 1,
+  OUTPUT_NOT_JSON: 1 << 2,
+  OUTPUT_SHAPE: 1 << 3,
+  TOOL_OUTPUT_NOT_JSON: 1 << 4,
+  NEEDS_JS: 1 << 5,
+  ATTRIBUTE_TYPE: 1 << 6,
+  PANIC: 1 << 7,
+})
+
+const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v)
+
+/** Genkit part to GenAI part (seed 000 `toPart`); `undefined` for dropped parts. */
+function toPart(part) {
+  const { text, reasoning, toolRequest, toolResponse } = part
+  if (text !== undefined) return { type: "text", content: text }
+  if (reasoning !== undefined) return { type: "reasoning", content: reasoning }
+  if (toolRequest) {
+    return { type: "tool_call", id: toolRequest.ref, name: toolRequest.name, arguments: toolRequest.input }
+  }
+  if (toolResponse) return { type: "tool_call_response", id: toolResponse.ref, response: toolResponse.output }
+  return undefined
+}
+
+function toParts(content) {
+  const parts = []
+  for (const part of content) {
+    const converted = toPart(part)
+    if (converted !== undefined) parts.push(converted)
+  }
+  return parts
+}
+
+/** A message the reference can convert: an object whose content is an array without null parts. */
+const convertible = (m) => isObject(m) && Array.isArray(m.content) && !m.content.includes(null)
+
+const toMessage = (m, withReason, finishReason) =>
+  withReason
+    ? { role: m.role === "model" ? "assistant" : m.role, parts: toParts(m.content), finish_reason: finishReason }
+    : { role: m.role === "model" ? "assistant" : m.role, parts: toParts(m.content) }
+
+/** JSON.stringify, or `undefined` when V8 cannot (nesting deeper than its stack allows). */
+function stringify(value) {
+  try {
+    return JSON.stringify(value)
+  } catch {
+    return undefined
+  }
+}
+
+/** Parses a string attribute; `undefined` for non-strings, `FAIL` when it is not JSON. */
+const FAIL = Symbol("not JSON")
+function parse(value) {
+  if (typeof value !== "string") return undefined
+  try {
+    return JSON.parse(value)
+  } catch {
+    return FAIL
+  }
+}
+
+/**
+ * Writes the attributes `genkit:input` / `genkit:output` give a model span. Returns problem flags.
+ * @param {Record<string, unknown>} attrs
+ */
+function mapModelAttributes(attrs) {
+  let problems = 0
+  const input = parse(attrs["genkit:input"])
+  if (input === FAIL) {
+    problems |= P.INPUT_NOT_JSON
+  } else {
+    const messages = input?.messages ?? []
+    if (!Array.isArray(messages) || !messages.every(convertible)) {
+      problems |= P.INPUT_SHAPE
+    } else {
+      const system = []
+      const rest = []
+      for (const m of messages) {
+        if (m.role === "system") system.push(...toParts(m.content))
+        else rest.push(toMessage(m, false))
+      }
+      const inputMessages = stringify(rest)
+      const systemInstructions = system.length > 0 ? stringify(system) : null
+      if (inputMessages === undefined || systemInstructions === undefined) {
+        problems |= P.INPUT_SHAPE
+      } else {
+        attrs["gen_ai.input.messages"] = inputMessages
+        if (systemInstructions !== null) attrs["gen_ai.system_instructions"] = systemInstructions
+      }
+    }
+  }
+
+  const output = parse(attrs["genkit:output"])
+  if (output === FAIL) return problems | P.OUTPUT_NOT_JSON
+  if (!isObject(output)) return problems
+  let reasons
+  if (output.message) {
+    const outputMessages = convertible(output.message)
+      ? stringify([toMessage(output.message, true, output.finishReason)])
+      : undefined
+    if (outputMessages !== undefined) {
+      attrs["gen_ai.output.messages"] = outputMessages
+    } else {
+      problems |= P.OUTPUT_SHAPE
+    }
+  } else if (Array.isArray(output.candidates)) {
+    const out = []
+    const candidateReasons = []
+    let bad = false
+    for (const candidate of output.candidates) {
+      if (!isObject(candidate) || !candidate.message) continue
+      if (!convertible(candidate.message)) {
+        bad = true
+        continue
+      }
+      out.push(toMessage(candidate.message, true, candidate.finishReason))
+      if (candidate.finishReason) candidateReasons.push(candidate.finishReason)
+    }
+    const outputMessages = bad || out.length === 0 ? undefined : stringify(out)
+    if (bad || (out.length > 0 && outputMessages === undefined)) problems |= P.OUTPUT_SHAPE
+    else if (out.length > 0) {
+      attrs["gen_ai.output.messages"] = outputMessages
+      if (candidateReasons.length > 0) reasons = candidateReasons
+    }
+  }
+  if (reasons === undefined && output.finishReason) reasons = [output.finishReason]
+  if (reasons !== undefined) attrs["gen_ai.response.finish_reasons"] = reasons
+  const usage = isObject(output.usage) ? output.usage : undefined
+  if (usage?.inputTokens !== undefined) attrs["gen_ai.usage.input_tokens"] = usage.inputTokens
+  if (usage?.outputTokens !== undefined) attrs["gen_ai.usage.output_tokens"] = usage.outputTokens
+  return problems
+}
+
+/**
+ * Writes `gen_ai.tool.call.result` from a tool span's `genkit:output`. Returns problem flags.
+ * @param {Record<string, unknown>} attrs
+ */
+function mapToolResult(attrs) {
+  const result = parse(attrs["genkit:output"])
+  if (result === FAIL) return P.TOOL_OUTPUT_NOT_JSON
+  if (result === undefined) return 0
+  if (typeof result === "string") {
+    attrs["gen_ai.tool.call.result"] = result
+    return 0
+  }
+  const text = stringify(result)
+  // Nesting too deep for V8's JSON.stringify: leave the result out.
+  if (text === undefined) return P.TOOL_OUTPUT_NOT_JSON
+  attrs["gen_ai.tool.call.result"] = text
+  return 0
+}
+
+/** Sets the attributes of a flow or agent span (seed 000): no JSON involved. */
+function mapAgent(attrs) {
+  attrs["gen_ai.operation.name"] = "invoke_agent"
+  attrs["gen_ai.agent.name"] = String(attrs["genkit:name"])
+  // Set in the flow with setCustomMetadataAttribute, or by Genkit for defineAgent() chats.
+  const conversationId = attrs["genkit:metadata:conversationId"] ?? attrs["genkit:metadata:agent:sessionId"]
+  if (conversationId !== undefined) attrs["gen_ai.conversation.id"] = conversationId
+}
+
+/** Sets the model span attributes that copy `genkit:name` (seed 000). */
+function mapModelName(attrs) {
+  const name = String(attrs["genkit:name"])
+  const slash = name.indexOf("/")
+  attrs["gen_ai.operation.name"] = "chat"
+  attrs["gen_ai.provider.name"] = slash < 0 ? name : name.slice(0, slash)
+  // `model.join("/") || name`: an empty remainder ("googleai/") falls back to the whole name.
+  attrs["gen_ai.request.model"] = (slash < 0 ? "" : name.slice(slash + 1)) || name
+}
+
+/** Sets the tool span attributes that copy attribute values (seed 000). */
+function mapToolName(attrs) {
+  attrs["gen_ai.operation.name"] = "execute_tool"
+  attrs["gen_ai.tool.name"] = String(attrs["genkit:name"])
+  attrs["gen_ai.tool.call.arguments"] = attrs["genkit:input"] ?? "{}"
+}
+
+/**
+ * The whole pure-JS mapping of one span's attributes, in place. Returns problem flags.
+ * @param {Record<string, unknown>} attrs
+ */
+function mapSpanJs(attrs) {
+  switch (attrs["genkit:metadata:subtype"]) {
+    case "flow":
+    case "agent":
+      mapAgent(attrs)
+      return 0
+    case "model":
+      mapModelName(attrs)
+      return mapModelAttributes(attrs)
+    case "tool":
+      mapToolName(attrs)
+      return mapToolResult(attrs)
+    default:
+      return 0
+  }
+}
+
+module.exports = { P, mapSpanJs, mapAgent, mapModelName, mapModelAttributes, mapToolName, mapToolResult }

@@ -1,0 +1,162 @@
+"use strict"
+// GenkitForMaple: the SpanProcessor users import. Routing, the native/JS choice, and diag reports.
+// The mapping itself lives in Rust (core/src/mapping.rs) with a JS twin in ./mapping.js.
+
+const js = require("./mapping")
+const { P } = js
+
+// `diag` from @opentelemetry/api, an optional peer: without it problems are counted, not logged.
+let diag
+try {
+  diag = require("@opentelemetry/api").diag
+} catch {
+  diag = undefined
+}
+
+// The native binding, loaded once. When it cannot be loaded (no prebuilt binary for this platform,
+// a libc mismatch, a corrupt file), the pure-JS mapping runs instead, with one diag warning.
+let native
+let nativeError
+function loadNative() {
+  if (native !== undefined || nativeError !== undefined) return native
+  if (process.env.GENKIT_FOR_MAPLE_FORCE_JS === "1") {
+    nativeError = new Error("GENKIT_FOR_MAPLE_FORCE_JS=1")
+  } else {
+    try {
+      native = require("../binding.js")
+    } catch (error) {
+      nativeError = error
+    }
+  }
+  if (nativeError !== undefined) {
+    native = undefined
+    diag?.warn(
+      `genkit-for-maple: native binding unavailable (${nativeError.message}); using the pure-JS mapping`,
+    )
+  }
+  return native
+}
+
+const PROBLEM_TEXT = [
+  [P.INPUT_NOT_JSON, "genkit:input is not valid JSON (truncated by an attribute value length limit?); gen_ai.input.messages and gen_ai.system_instructions omitted"],
+  [P.INPUT_SHAPE, "genkit:input.messages has a shape Genkit does not write; gen_ai.input.messages and gen_ai.system_instructions omitted"],
+  [P.OUTPUT_NOT_JSON, "genkit:output is not valid JSON (truncated by an attribute value length limit?); output attributes omitted"],
+  [P.OUTPUT_SHAPE, "genkit:output message has a shape Genkit does not write; gen_ai.output.messages omitted"],
+  [P.TOOL_OUTPUT_NOT_JSON, "genkit:output of a tool span is not valid JSON; gen_ai.tool.call.result omitted"],
+  [P.PANIC, "the native mapping failed; the span was mapped in JavaScript"],
+  [P.ATTRIBUTE_TYPE, "unexpected error while mapping; some gen_ai.* attributes may be missing"],
+]
+
+const REPORT_INTERVAL_MS = 60_000
+
+/** Rate-limited diag reports: at most one per problem kind per minute, naming the span. */
+class Reporter {
+  constructor() {
+    this.last = new Map()
+    this.counts = new Map()
+  }
+
+  report(flags, span, detail) {
+    for (const [flag, text] of PROBLEM_TEXT) {
+      if ((flags & flag) === 0) continue
+      this.counts.set(flag, (this.counts.get(flag) ?? 0) + 1)
+      const now = Date.now()
+      const last = this.last.get(flag)
+      if (last !== undefined && now - last < REPORT_INTERVAL_MS) continue
+      this.last.set(flag, now)
+      if (diag === undefined) continue
+      try {
+        const ctx = typeof span?.spanContext === "function" ? span.spanContext() : undefined
+        const id = ctx ? ` ${ctx.traceId}/${ctx.spanId}` : ""
+        diag.warn(`genkit-for-maple: span "${safeName(span)}"${id}: ${text}${detail ? ` (${detail})` : ""}`)
+      } catch {
+        // A diag logger that throws must not reach onEnd's caller.
+      }
+    }
+  }
+}
+
+function safeName(span) {
+  try {
+    return String(span?.name)
+  } catch {
+    return "?"
+  }
+}
+
+// A string V8 may hold with lone surrogates cannot cross into UTF-8 unchanged: map those in JS.
+const wellFormed = (v) => typeof v !== "string" || v.isWellFormed()
+
+/**
+ * Adds the OpenTelemetry GenAI attributes (`gen_ai.*`) to Genkit's flow, agent, model and tool
+ * spans in `onEnd`. See index.d.ts for the public contract.
+ */
+class GenkitForMaple {
+  /** @param {import("../index").GenkitForMapleOptions} [options] */
+  constructor(options = {}) {
+    this.options = { ...options }
+    this.native = loadNative()
+    this.problems = new Reporter()
+  }
+
+  /** Whether spans are mapped by the native binding (`true`) or the pure-JS mapping. */
+  get isNative() {
+    return this.native !== undefined
+  }
+
+  onStart() {}
+
+  onEnd(span) {
+    let attrs
+    try {
+      attrs = span.attributes
+      if (attrs === null || typeof attrs !== "object") return
+      const subtype = attrs["genkit:metadata:subtype"]
+      let flags = 0
+      if (subtype === "flow" || subtype === "agent") {
+        js.mapAgent(attrs)
+      } else if (subtype === "model") {
+        js.mapModelName(attrs)
+        const native = this.native
+        if (native !== undefined && wellFormed(attrs["genkit:input"]) && wellFormed(attrs["genkit:output"])) {
+          flags = native.mapModelSpan(attrs)
+          if (flags & (P.NEEDS_JS | P.PANIC)) flags = (flags & P.PANIC) | js.mapModelAttributes(attrs)
+        } else {
+          flags = js.mapModelAttributes(attrs)
+        }
+      } else if (subtype === "tool") {
+        js.mapToolName(attrs)
+        const native = this.native
+        if (native !== undefined && wellFormed(attrs["genkit:output"])) {
+          flags = native.mapToolSpan(attrs)
+          if (flags & (P.NEEDS_JS | P.PANIC)) flags = (flags & P.PANIC) | js.mapToolResult(attrs)
+        } else {
+          flags = js.mapToolResult(attrs)
+        }
+      }
+      if (flags !== 0) this.problems.report(flags, span)
+    } catch (error) {
+      // Last line of defence (a getter that throws on a user-made attribute object, say): the span
+      // still reaches the next processor with whatever was written.
+      this.problems.report(P.ATTRIBUTE_TYPE, span, safeMessage(error))
+    }
+  }
+
+  forceFlush() {
+    return Promise.resolve()
+  }
+
+  shutdown() {
+    return Promise.resolve()
+  }
+}
+
+function safeMessage(error) {
+  try {
+    return String(error?.message ?? error)
+  } catch {
+    return "?"
+  }
+}
+
+module.exports = { GenkitForMaple, loadNative }

@@ -1,0 +1,316 @@
+//! The napi boundary of genkit-for-maple, and nothing else: read the `genkit:*` strings of a span's
+//! attribute map, call the plain-Rust core ([`genkit_for_maple_core`]), write the `gen_ai.*`
+//! attributes back into the same object.
+//!
+//! # Panics never reach JavaScript
+//! A panic unwinding into V8 aborts the user's process. Every exported function runs its Rust work
+//! inside [`std::panic::catch_unwind`] (the release profile keeps `panic = "unwind"` so that
+//! catching works) and turns a panic into the [`problem::PANIC`] flag; the JavaScript wrapper then
+//! maps the span with its pure-JS mapping. Core code does not index out of bounds or unwrap on
+//! input-dependent data; the guard is for bugs, not a control path.
+//!
+//! # Strings across the boundary
+//! Inputs are read with one `napi_get_value_string_utf8` into a per-thread buffer that is reused
+//! from call to call (each `worker_threads` worker has its own). Outputs are created as Latin-1
+//! when they are ASCII (V8 copies the bytes as they are) and as UTF-16 otherwise, which spares V8
+//! a UTF-8 decode (DESIGN.md, "Measured on this machine").
+
+#![deny(clippy::undocumented_unsafe_blocks)]
+
+#[macro_use]
+extern crate napi_derive;
+
+use genkit_for_maple_core::{map_model, map_tool_result, otlp, problem, Scalar, ToolResult};
+use napi::bindgen_prelude::{Buffer, JsValue, Object};
+use napi::{sys, Env};
+use std::cell::RefCell;
+use std::ffi::CStr;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
+
+const INPUT: &CStr = c"genkit:input";
+const OUTPUT: &CStr = c"genkit:output";
+
+thread_local! {
+    /// Reused input buffers, one per input attribute, so a span costs no allocation for its input.
+    static BUFFERS: RefCell<(Vec<u8>, Vec<u8>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+    /// Reused UTF-16 buffer for non-ASCII output strings.
+    static UTF16: RefCell<Vec<u16>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Raw napi handles of one call. All methods are only called during the `#[napi]` call that
+/// created them, on the JavaScript thread that owns `env`.
+struct Call {
+    env: sys::napi_env,
+    object: sys::napi_value,
+}
+
+impl Call {
+    /// Reads property `key` of the attribute map into `buf` when it is a string. Returns `false`
+    /// (and leaves `buf` empty) for any other type, or if napi reports an error.
+    fn read_string(&self, key: &CStr, buf: &mut Vec<u8>) -> bool {
+        buf.clear();
+        let mut value = ptr::null_mut();
+        // SAFETY: `env` and `object` are the live handles of the current napi call (see `Call`);
+        // `key` is NUL-terminated; `value` is a valid out-pointer.
+        let status = unsafe {
+            sys::napi_get_named_property(self.env, self.object, key.as_ptr(), &mut value)
+        };
+        if status != sys::Status::napi_ok {
+            return false;
+        }
+        let mut kind = 0;
+        // SAFETY: `value` was just returned by napi for this `env`; `kind` is a valid out-pointer.
+        if unsafe { sys::napi_typeof(self.env, value, &mut kind) } != sys::Status::napi_ok
+            || kind != sys::ValueType::napi_string
+        {
+            return false;
+        }
+        let mut len = 0usize;
+        // SAFETY: a null buffer asks napi for the UTF-8 length only (documented N-API behaviour).
+        if unsafe { sys::napi_get_value_string_utf8(self.env, value, ptr::null_mut(), 0, &mut len) }
+            != sys::Status::napi_ok
+        {
+            return false;
+        }
+        buf.reserve(len + 1);
+        let mut written = 0usize;
+        // SAFETY: `buf` has capacity for `len + 1` bytes (the string plus the NUL napi writes);
+        // napi writes at most `bufsize` bytes and reports the count, excluding the NUL, in `written`.
+        let status = unsafe {
+            sys::napi_get_value_string_utf8(
+                self.env,
+                value,
+                buf.as_mut_ptr().cast(),
+                len + 1,
+                &mut written,
+            )
+        };
+        if status != sys::Status::napi_ok {
+            return false;
+        }
+        // SAFETY: napi initialised `written <= len < capacity` bytes of `buf`.
+        unsafe { buf.set_len(written.min(len)) };
+        true
+    }
+
+    fn set(&self, key: &CStr, value: sys::napi_value) {
+        if value.is_null() {
+            return;
+        }
+        // SAFETY: live handles of the current call; `key` is NUL-terminated; `value` was created by
+        // napi in this `env`. A failure (a frozen object, say) leaves the attribute unset.
+        unsafe { sys::napi_set_named_property(self.env, self.object, key.as_ptr(), value) };
+    }
+
+    /// Creates a JavaScript string: Latin-1 when ASCII, UTF-16 otherwise. Null on failure.
+    fn string(&self, text: &str) -> sys::napi_value {
+        let mut out = ptr::null_mut();
+        if text.is_ascii() {
+            // SAFETY: `text` is valid for `text.len()` bytes; ASCII is valid Latin-1.
+            unsafe {
+                sys::napi_create_string_latin1(
+                    self.env,
+                    text.as_ptr().cast(),
+                    text.len() as isize,
+                    &mut out,
+                )
+            };
+        } else {
+            UTF16.with_borrow_mut(|units| {
+                units.clear();
+                units.extend(text.encode_utf16());
+                // SAFETY: `units` is valid for `units.len()` UTF-16 code units.
+                unsafe {
+                    sys::napi_create_string_utf16(
+                        self.env,
+                        units.as_ptr(),
+                        units.len() as isize,
+                        &mut out,
+                    )
+                };
+            });
+        }
+        out
+    }
+
+    fn scalar(&self, value: &Scalar<'_>) -> sys::napi_value {
+        let mut out = ptr::null_mut();
+        match value {
+            Scalar::Str(s) => return self.string(s),
+            Scalar::Num(n) =>
+            // SAFETY: live `env` of the current call, valid out-pointer.
+            unsafe { sys::napi_create_double(self.env, *n, &mut out) },
+            // SAFETY: as above.
+            Scalar::Bool(b) => unsafe { sys::napi_get_boolean(self.env, *b, &mut out) },
+            // SAFETY: as above.
+            Scalar::Null => unsafe { sys::napi_get_null(self.env, &mut out) },
+            Scalar::Json(_) => return ptr::null_mut(),
+        };
+        out
+    }
+
+    fn array(&self, values: &[Scalar<'_>]) -> sys::napi_value {
+        let mut array = ptr::null_mut();
+        // SAFETY: live `env`, valid out-pointer.
+        if unsafe { sys::napi_create_array_with_length(self.env, values.len(), &mut array) }
+            != sys::Status::napi_ok
+        {
+            return ptr::null_mut();
+        }
+        for (i, value) in values.iter().enumerate() {
+            // SAFETY: `array` was created above in this `env`; the element was created by napi.
+            unsafe { sys::napi_set_element(self.env, array, i as u32, self.scalar(value)) };
+        }
+        array
+    }
+}
+
+fn call_of(env: &Env, attributes: &Object<'_>) -> Call {
+    Call {
+        env: env.raw(),
+        object: attributes.raw(),
+    }
+}
+
+/// Maps a model span (`genkit:metadata:subtype` `model`): reads `genkit:input` and `genkit:output`
+/// from `attributes` (each only when a string) and writes `gen_ai.input.messages`,
+/// `gen_ai.system_instructions`, `gen_ai.output.messages`, `gen_ai.response.finish_reasons`,
+/// `gen_ai.usage.input_tokens` and `gen_ai.usage.output_tokens` into the same object, each only
+/// when it can be derived (seed 000; candidates per issue 5). Returns problem flags (`0`: clean);
+/// with `NEEDS_JS` or `PANIC` set nothing was written and the caller maps the span in JavaScript.
+/// Never throws.
+#[napi]
+pub fn map_model_span(env: Env, attributes: Object<'_>) -> u32 {
+    let call = call_of(&env, &attributes);
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        BUFFERS.with_borrow_mut(|(input_buf, output_buf)| {
+            let has_input = call.read_string(INPUT, input_buf);
+            let has_output = call.read_string(OUTPUT, output_buf);
+            // napi wrote UTF-8 (lone surrogates already replaced by U+FFFD; the wrapper routes
+            // strings that are not well-formed to JavaScript), so this cannot fail in practice.
+            let input = if has_input {
+                std::str::from_utf8(input_buf).ok()
+            } else {
+                None
+            };
+            let output = if has_output {
+                std::str::from_utf8(output_buf).ok()
+            } else {
+                None
+            };
+            let attrs = map_model(input, output);
+            let reasons: Option<Vec<Scalar<'_>>> = attrs
+                .finish_reasons
+                .as_ref()
+                .map(|r| r.iter().map(|raw| Scalar::of(raw)).collect());
+            let input_tokens = attrs.input_tokens.map(Scalar::of);
+            let output_tokens = attrs.output_tokens.map(Scalar::of);
+            let compound = reasons
+                .iter()
+                .flatten()
+                .chain(input_tokens.iter())
+                .chain(output_tokens.iter());
+            if compound.into_iter().any(|s| matches!(s, Scalar::Json(_))) {
+                return attrs.problems | problem::NEEDS_JS;
+            }
+            if let Some(s) = &attrs.input_messages {
+                call.set(c"gen_ai.input.messages", call.string(s));
+            }
+            if let Some(s) = &attrs.system_instructions {
+                call.set(c"gen_ai.system_instructions", call.string(s));
+            }
+            if let Some(s) = &attrs.output_messages {
+                call.set(c"gen_ai.output.messages", call.string(s));
+            }
+            if let Some(reasons) = &reasons {
+                call.set(c"gen_ai.response.finish_reasons", call.array(reasons));
+            }
+            if let Some(v) = &input_tokens {
+                call.set(c"gen_ai.usage.input_tokens", call.scalar(v));
+            }
+            if let Some(v) = &output_tokens {
+                call.set(c"gen_ai.usage.output_tokens", call.scalar(v));
+            }
+            attrs.problems
+        })
+    }));
+    outcome.unwrap_or(problem::PANIC)
+}
+
+/// Maps the result of a tool span (`genkit:metadata:subtype` `tool`): when `genkit:output` is a
+/// string holding JSON, writes `gen_ai.tool.call.result` (a JSON string's text, or the JSON as
+/// written). Returns problem flags: `TOOL_OUTPUT_NOT_JSON` when it is not JSON (nothing written),
+/// `NEEDS_JS`/`PANIC` when the caller must map it in JavaScript. Never throws.
+#[napi]
+pub fn map_tool_span(env: Env, attributes: Object<'_>) -> u32 {
+    let call = call_of(&env, &attributes);
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        BUFFERS.with_borrow_mut(|(buf, _)| {
+            if !call.read_string(OUTPUT, buf) {
+                return 0;
+            }
+            let Ok(output) = std::str::from_utf8(buf) else {
+                return problem::NEEDS_JS;
+            };
+            match map_tool_result(output) {
+                ToolResult::Invalid => problem::TOOL_OUTPUT_NOT_JSON,
+                ToolResult::NeedsJs => problem::NEEDS_JS,
+                ToolResult::Text(text) => {
+                    call.set(c"gen_ai.tool.call.result", call.string(&text));
+                    0
+                }
+                ToolResult::Json(json) => {
+                    call.set(c"gen_ai.tool.call.result", call.string(json));
+                    0
+                }
+            }
+        })
+    }));
+    outcome.unwrap_or(problem::PANIC)
+}
+
+/// Decodes an OTLP/HTTP protobuf `ExportTraceServiceRequest` body into a JSON array of spans
+/// (`[{traceId, spanId, parentSpanId, name, kind, startTimeUnixNano, endTimeUnixNano, status,
+/// attributes, resource, scope}]`). Used by the built-in local receiver.
+///
+/// Throws an `Error` when the body is not a valid request (or on an internal panic).
+#[napi]
+pub fn decode_otlp_traces(body: Buffer) -> napi::Result<String> {
+    let bytes: &[u8] = &body;
+    match catch_unwind(AssertUnwindSafe(|| otlp::decode_spans(bytes))) {
+        Ok(Ok(json)) => Ok(json),
+        Ok(Err(e)) => Err(napi::Error::from_reason(e.to_string())),
+        Err(_) => Err(napi::Error::from_reason(
+            "panic while decoding an OTLP request",
+        )),
+    }
+}
+
+/// The problem flags `mapModelSpan`/`mapToolSpan` return, by name (see the core's `problem`).
+#[napi(object)]
+pub struct ProblemFlags {
+    pub input_not_json: u32,
+    pub input_shape: u32,
+    pub output_not_json: u32,
+    pub output_shape: u32,
+    pub tool_output_not_json: u32,
+    pub needs_js: u32,
+    pub attribute_type: u32,
+    pub panic: u32,
+}
+
+/// Returns the problem flags, so the JavaScript side never hard-codes their values.
+#[napi]
+pub fn problem_flags() -> ProblemFlags {
+    ProblemFlags {
+        input_not_json: problem::INPUT_NOT_JSON,
+        input_shape: problem::INPUT_SHAPE,
+        output_not_json: problem::OUTPUT_NOT_JSON,
+        output_shape: problem::OUTPUT_SHAPE,
+        tool_output_not_json: problem::TOOL_OUTPUT_NOT_JSON,
+        needs_js: problem::NEEDS_JS,
+        attribute_type: problem::ATTRIBUTE_TYPE,
+        panic: problem::PANIC,
+    }
+}
