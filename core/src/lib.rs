@@ -14,3 +14,6 @@ pub mod otlp;
 pub mod semconv;
 
 pub use mapping::{map_model, map_tool_result, problem, ModelAttributes, Scalar, ToolResult};
+
+#[cfg(test)]
+mod tests;
