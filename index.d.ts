@@ -21,10 +21,15 @@ export type AttributeValue =
 /**
  * The part of an ended span the processor reads: its attribute map, which it extends in place.
  * Every SDK's `ReadableSpan` has it.
+ *
+ * The values are `unknown` on purpose: `@opentelemetry/api` 1.10 types `Attributes` as
+ * `{ [key: string]: AnyValue }` with `AnyValue = unknown`, while 1.9 and older use
+ * `AttributeValue | undefined`. Only `unknown` accepts the `ReadableSpan` of both, so that
+ * `new GenkitForMaple()` is a `SpanProcessor` whichever API version the SDK was built against.
  */
 export interface SpanWithAttributes {
   /** The span's attributes; `gen_ai.*` keys are added to this same object. */
-  readonly attributes: { [key: string]: AttributeValue | undefined }
+  readonly attributes: { [key: string]: unknown }
   /** The span's name, used in diagnostic reports. */
   readonly name?: string
 }
@@ -32,8 +37,14 @@ export interface SpanWithAttributes {
 /**
  * Options of {@link GenkitForMaple}. Empty for now; later options (content capture, token
  * details) will be added here without breaking the constructor.
+ *
+ * The index signature makes an empty options type that still rejects wrong arguments: a bare `{}`
+ * type would accept `new GenkitForMaple(42)` and `{ typo: true }`. When the first real (optional)
+ * option is added, drop the signature: an all-optional type rejects those on its own.
  */
-export interface GenkitForMapleOptions {}
+export interface GenkitForMapleOptions {
+  readonly [option: string]: never
+}
 
 /**
  * The OpenTelemetry `SpanProcessor` that maps Genkit spans to the GenAI semantic conventions.

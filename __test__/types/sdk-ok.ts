@@ -1,0 +1,43 @@
+// Type-checked by __test__/typecheck.test.js with `tsc --noEmit --strict` against the OpenTelemetry
+// SDKs installed at the root: the README's instrumentation.ts (sdk-node 0.301 with sdk-trace-base 2.x
+// and the proto exporter), and GenkitForMaple as the SpanProcessor of sdk-trace 3.x, sdk-trace-base 2.x
+// and sdk-trace-base 1.x (`sdk-trace-base-1`). The seed's install set (sdk-node 0.223, sdk-trace-base
+// 1.25) is type-checked in the packed app of __test__/pack.test.js.
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto"
+import { NodeSDK } from "@opentelemetry/sdk-node"
+import * as trace3 from "@opentelemetry/sdk-trace"
+import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { GenkitForMaple, type GenkitForMapleOptions, mapSpanJs, type SpanWithAttributes } from "genkit-for-maple"
+import * as trace1 from "sdk-trace-base-1"
+
+// The README's instrumentation.ts.
+export const spanProcessor = new BatchSpanProcessor(new OTLPTraceExporter())
+export const sdk = new NodeSDK({ spanProcessors: [new GenkitForMaple(), spanProcessor] })
+
+// The same as the brief writes it, inline.
+export const sdkInline = new NodeSDK({
+  spanProcessors: [new GenkitForMaple(), new BatchSpanProcessor(new OTLPTraceExporter())],
+})
+
+const options: GenkitForMapleOptions = {}
+const processor = new GenkitForMaple(options)
+export const native: boolean = processor.isNative
+export const flushed: Promise<void> = processor.forceFlush().then(() => processor.shutdown())
+
+// SpanProcessor of every SDK line.
+export const asBase2: SpanProcessor = processor
+export const provider2 = new BasicTracerProvider({ spanProcessors: [processor, spanProcessor] })
+export const asTrace3: trace3.SpanProcessor = new GenkitForMaple()
+export const provider3 = new trace3.TracerProvider({
+  spanProcessors: [new GenkitForMaple(), new trace3.SimpleSpanProcessor({ exporter: new trace3.InMemorySpanExporter() })],
+})
+export const asBase1: trace1.SpanProcessor = new GenkitForMaple()
+const provider1 = new trace1.BasicTracerProvider()
+provider1.addSpanProcessor(new GenkitForMaple())
+provider1.addSpanProcessor(new trace1.SimpleSpanProcessor(new trace1.InMemorySpanExporter()))
+
+// A hand-made span and the pure-JS mapping.
+const span: SpanWithAttributes = { name: "genkit:flow", attributes: { "genkit:metadata:subtype": "flow", "genkit:name": "f" } }
+processor.onEnd(span)
+processor.onStart(span, undefined)
+export const flags: number = mapSpanJs({ "genkit:metadata:subtype": "flow", "genkit:name": "f" })

@@ -1,0 +1,20 @@
+// Wrong uses of the public types. __test__/typecheck.test.js runs `tsc --noEmit --strict` over this
+// file and asserts that tsc reports an error on exactly the lines marked `// error: TSnnnn`
+// (with that code), and on no other line: the types must reject these, or the typecheck test
+// of sdk-ok.ts proves nothing.
+import { NodeSDK } from "@opentelemetry/sdk-node"
+import { GenkitForMaple, mapSpanJs } from "genkit-for-maple"
+
+const processor = new GenkitForMaple()
+
+new GenkitForMaple(42) // error: TS2345
+new GenkitForMaple("captureContent") // error: TS2345
+new GenkitForMaple({ captureContent: true }) // error: TS2322
+processor.flush() // error: TS2339
+processor.isNative = false // error: TS2540
+processor.onEnd(42) // error: TS2345
+const notAPromise: string = processor.shutdown() // error: TS2322
+const flags: string = mapSpanJs({}) // error: TS2322
+new NodeSDK({ spanProcessors: [GenkitForMaple] }) // error: TS2739
+
+export { notAPromise, flags }
