@@ -1,0 +1,44 @@
+"use strict"
+// The problem flags are defined once in Rust (core/src/mapping.rs `problem`) and mirrored in
+// js/mapping.js `P`; the two must agree bit for bit, or diag reports would name the wrong problem.
+const test = require("node:test")
+const assert = require("node:assert/strict")
+const binding = require("../binding.js")
+const { P } = require("../js/mapping")
+
+test("native problem flags equal the pure-JS ones", () => {
+  const f = binding.problemFlags()
+  assert.deepStrictEqual(
+    {
+      INPUT_NOT_JSON: f.inputNotJson,
+      INPUT_SHAPE: f.inputShape,
+      OUTPUT_NOT_JSON: f.outputNotJson,
+      OUTPUT_SHAPE: f.outputShape,
+      TOOL_OUTPUT_NOT_JSON: f.toolOutputNotJson,
+      NEEDS_JS: f.needsJs,
+      ATTRIBUTE_TYPE: f.attributeType,
+      PANIC: f.panic,
+    },
+    { ...P },
+  )
+  const bits = Object.values(P)
+  assert.equal(new Set(bits).size, bits.length)
+  for (const b of bits) assert.equal(b & (b - 1), 0, `${b} is one bit`)
+})
+
+test("native and JS report the same flags for the same bad input", () => {
+  const cases = [
+    { "genkit:input": "{\"messages\":[", "genkit:output": "{}" },
+    { "genkit:input": "{\"messages\":{}}", "genkit:output": "nope" },
+    { "genkit:output": "{\"message\":{\"role\":\"model\",\"content\":\"x\"}}" },
+  ]
+  for (const c of cases) {
+    const a = { ...c }
+    const b = { ...c }
+    const nativeFlags = binding.mapModelSpan(a)
+    const jsFlags = require("../js/mapping").mapModelAttributes(b)
+    assert.equal(nativeFlags, jsFlags, JSON.stringify(c))
+    assert.notEqual(nativeFlags, 0)
+    assert.deepStrictEqual(a, b)
+  }
+})
