@@ -76,7 +76,27 @@ pub fn map_model<'a>(input: Option<&'a str>, output: Option<&'a str>) -> ModelAt
     if let Some(output) = output {
         map_output(output, &mut attrs);
     }
+    if attrs.problems & problem::NEEDS_JS != 0 {
+        // The JavaScript mapping redoes the whole span: write nothing here.
+        return ModelAttributes {
+            problems: attrs.problems,
+            ..ModelAttributes::default()
+        };
+    }
     attrs
+}
+
+/// The problem flag for a text the Genkit readers could not parse. serde_json refuses two things
+/// `JSON.parse` accepts where a Genkit shape is read with `deserialize_any`: a number beyond the
+/// f64 range (`1e400`, `Infinity` in JavaScript) and a string with a lone surrogate escape. Such
+/// text is valid JSON, so it is mapped in JavaScript ([`problem::NEEDS_JS`]) rather than called
+/// "not JSON"; the syntax-only check runs only on this failure path.
+fn parse_failure(text: &str, not_json: u32) -> u32 {
+    if serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() {
+        problem::NEEDS_JS
+    } else {
+        not_json
+    }
 }
 
 fn map_input<'a>(input: Option<&'a str>, attrs: &mut ModelAttributes<'a>) {
@@ -86,7 +106,7 @@ fn map_input<'a>(input: Option<&'a str>, attrs: &mut ModelAttributes<'a>) {
             Ok(Shape::Object(request)) => request.messages,
             Ok(_) => None,
             Err(_) => {
-                attrs.problems |= problem::INPUT_NOT_JSON;
+                attrs.problems |= parse_failure(text, problem::INPUT_NOT_JSON);
                 return;
             }
         },
@@ -141,7 +161,7 @@ fn map_output<'a>(output: &'a str, attrs: &mut ModelAttributes<'a>) {
         Ok(Shape::Object(response)) => response,
         Ok(_) => return,
         Err(_) => {
-            attrs.problems |= problem::OUTPUT_NOT_JSON;
+            attrs.problems |= parse_failure(output, problem::OUTPUT_NOT_JSON);
             return;
         }
     };
