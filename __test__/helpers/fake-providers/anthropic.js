@@ -12,6 +12,26 @@ const { TEXT, USAGE, decide, pieces } = require("./script")
 
 const SIGNATURE = "EqQBCkgIBhABGAIiQGZha2UtdGhpbmtpbmctc2lnbmF0dXJlLWZvci10ZXN0cw=="
 
+/** Rejects what the Messages API rejects in a conversation: 400 with this message, or undefined. */
+function invalid(body) {
+  if (typeof body.max_tokens !== "number") return "max_tokens: Field required"
+  const last = body.messages.length - 1
+  for (const [i, m] of body.messages.entries()) {
+    if (Array.isArray(m.content) && m.content.length === 0 && !(i === last && m.role === "assistant")) {
+      return `messages.${i}: all messages must have non-empty content except for the optional final assistant message`
+    }
+    if (m.role !== "user" || !Array.isArray(m.content)) continue
+    const previous = body.messages[i - 1]
+    const uses = new Set((previous?.role === "assistant" && Array.isArray(previous.content) ? previous.content : []).filter((b) => b.type === "tool_use").map((b) => b.id))
+    for (const b of m.content) {
+      if (b.type === "tool_result" && !uses.has(b.tool_use_id)) {
+        return `messages.${i}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${b.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`
+      }
+    }
+  }
+  return undefined
+}
+
 function lastTurn(body) {
   const last = body.messages.at(-1)
   const content = typeof last.content === "string" ? [{ type: "text", text: last.content }] : last.content
@@ -122,6 +142,8 @@ async function startAnthropic({ apiKey }) {
     if (!req.headers["anthropic-version"]) {
       return reply.json(400, { type: "error", error: { type: "invalid_request_error", message: "anthropic-version header is required" } })
     }
+    const problem = invalid(req.body)
+    if (problem) return reply.json(400, { type: "error", error: { type: "invalid_request_error", message: problem } })
     const { model } = req.body
     const kind = decide(lastTurn(req.body))
     req.kind = kind

@@ -10,6 +10,21 @@ const { TEXT, USAGE, decide, pieces } = require("./script")
 
 const THOUGHT_SIGNATURE = "CiQBjz1rX2Zha2UtdGhvdWdodC1zaWduYXR1cmUtZm9yLXRlc3Rz"
 
+/** Rejects what generateContent rejects in a conversation: 400 with this message, or undefined. */
+function invalid(body) {
+  if (!Array.isArray(body.contents) || body.contents.length === 0) return "* GenerateContentRequest.contents: contents is not specified"
+  for (const [i, c] of body.contents.entries()) {
+    if (!Array.isArray(c.parts) || c.parts.length === 0) return `* GenerateContentRequest.contents[${i}].parts: contents.parts must not be empty.`
+    for (const p of c.parts) {
+      const previous = body.contents[i - 1]
+      if (p.functionResponse && !previous?.parts.some((q) => q.functionCall?.name === p.functionResponse.name)) {
+        return `* GenerateContentRequest.contents[${i}]: a function response turn must come right after a function call turn.`
+      }
+    }
+  }
+  return undefined
+}
+
 /** The turn the script answers: the last `contents` entry (a user text or a functionResponse). */
 function lastTurn(body) {
   const last = body.contents.at(-1)
@@ -127,6 +142,8 @@ async function startGemini({ apiKey }) {
         error: { code: 400, message: "API key not valid. Please pass a valid API key.", status: "INVALID_ARGUMENT" },
       })
     }
+    const problem = invalid(req.body)
+    if (problem) return reply.json(400, { error: { code: 400, message: problem, status: "INVALID_ARGUMENT" } })
     const [, model, method] = m
     const kind = decide(lastTurn(req.body))
     req.kind = kind

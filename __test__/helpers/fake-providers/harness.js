@@ -27,7 +27,8 @@ function loopbackOnlyFetch(realFetch = globalThis.fetch) {
 function setupTracing() {
   disableGenkitOTelInitialization()
   // google-genai calls the global fetch; the Anthropic SDK captures it when its client is built.
-  globalThis.fetch = loopbackOnlyFetch(globalThis.fetch)
+  const realFetch = globalThis.fetch
+  globalThis.fetch = loopbackOnlyFetch(realFetch)
 
   const originals = new Map()
   const snapshot = {
@@ -62,6 +63,7 @@ function setupTracing() {
       await provider.shutdown()
       api.trace.disable()
       api.context.disable()
+      globalThis.fetch = realFetch
     },
   }
 }

@@ -14,6 +14,18 @@ const { TEXT, USAGE, decide, pieces } = require("./script")
 
 const CREATED = 1750000000
 
+/** Rejects what Chat Completions rejects in a conversation: 400 with this message, or undefined. */
+function invalid(body) {
+  const calls = new Set()
+  for (const [i, m] of body.messages.entries()) {
+    if (m.role === "assistant") for (const c of m.tool_calls ?? []) calls.add(c.id)
+    if (m.role === "tool" && !calls.has(m.tool_call_id)) {
+      return `Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'. (messages.[${i}])`
+    }
+  }
+  return undefined
+}
+
 function lastTurn(body) {
   const last = body.messages.at(-1)
   if (last.role === "tool") return { lastText: "", toolResult: JSON.parse(last.content) }
@@ -134,6 +146,10 @@ async function startOpenAI({ apiKey }) {
     }
     if (req.headers.authorization !== `Bearer ${apiKey}`) {
       return reply.json(401, { error: { message: "Incorrect API key provided.", type: "invalid_request_error", param: null, code: "invalid_api_key" } })
+    }
+    const problem = invalid(req.body)
+    if (problem) {
+      return reply.json(400, { error: { message: problem, type: "invalid_request_error", param: "messages", code: null } })
     }
     const { model } = req.body
     const kind = decide(lastTurn(req.body))

@@ -186,12 +186,14 @@ function pluginSuite(c) {
         ],
       })
     })
-    test(`${c.label}, ${mode}: a safety block / refusal, then a normal turn`, async (t) => {
+    // The refusal comes last: after an empty assistant message a real Anthropic API rejects the
+    // next request ("all messages must have non-empty content"), and so does the fake.
+    test(`${c.label}, ${mode}: two turns of one conversation: a plain answer, then a safety block / refusal`, async (t) => {
       await conversation(t, {
         streamed,
         turns: [
-          [S.PROMPTS.blocked, ["blocked"]],
           [S.PROMPTS.hello, ["hello"]],
+          [S.PROMPTS.blocked, ["blocked"]],
         ],
       })
     })
