@@ -314,3 +314,93 @@ pub fn problem_flags() -> ProblemFlags {
         panic: problem::PANIC,
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Benchmark-only: the floor of `npm run bench` (bench/README in BENCHMARKS.md). Not part of the
+// public API (index.js does not re-export it) and never called by the processor.
+
+/// One output attribute held by [`FLOOR`]: its value pre-encoded the way [`Call::string`] would
+/// create it.
+enum FloorValue {
+    Latin1(Vec<u8>),
+    Utf16(Vec<u16>),
+}
+
+thread_local! {
+    /// The output attributes [`bench_floor`] writes, one slot per prepared span.
+    static FLOOR: RefCell<Vec<Vec<(std::ffi::CString, FloorValue)>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Benchmark-only. Stores the output attributes `bench_floor` will write for one span: `keys[i]`
+/// with `values[i]`, each value pre-encoded as Latin-1 (ASCII) or UTF-16, so that `bench_floor`
+/// only copies. Returns the slot to pass to `bench_floor` (keys holding NUL are skipped).
+#[napi]
+pub fn bench_floor_prepare(keys: Vec<String>, values: Vec<String>) -> u32 {
+    let prepared: Vec<_> = keys
+        .into_iter()
+        .zip(values)
+        .filter_map(|(key, value)| {
+            let key = std::ffi::CString::new(key).ok()?;
+            let value = if value.is_ascii() {
+                FloorValue::Latin1(value.into_bytes())
+            } else {
+                FloorValue::Utf16(value.encode_utf16().collect())
+            };
+            Some((key, value))
+        })
+        .collect();
+    FLOOR.with_borrow_mut(|slots| {
+        slots.push(prepared);
+        (slots.len() - 1) as u32
+    })
+}
+
+/// Benchmark-only: the floor of a span's native mapping. Reads `genkit:output`, and
+/// `genkit:input` when `read_input`, into the reused buffers exactly as `mapModelSpan` does, then
+/// creates the output strings of `slot` (from `benchFloorPrepare`; Latin-1 or UTF-16, as
+/// `mapModelSpan` creates them) and sets them on `attributes`. No JSON is parsed or written.
+/// Returns the bytes read.
+#[napi]
+pub fn bench_floor(env: Env, attributes: Object<'_>, slot: u32, read_input: bool) -> u32 {
+    let call = call_of(&env, &attributes);
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let read = BUFFERS.with_borrow_mut(|(input_buf, output_buf)| {
+            if read_input {
+                call.read_string(INPUT, input_buf);
+            } else {
+                input_buf.clear();
+            }
+            call.read_string(OUTPUT, output_buf);
+            input_buf.len() + output_buf.len()
+        });
+        FLOOR.with_borrow(|slots| {
+            for (key, value) in slots.get(slot as usize).into_iter().flatten() {
+                let mut out = ptr::null_mut();
+                match value {
+                    // SAFETY: live `env` of the current call; `bytes` is valid for its length and
+                    // ASCII, which is valid Latin-1; `out` is a valid out-pointer.
+                    FloorValue::Latin1(bytes) => unsafe {
+                        sys::napi_create_string_latin1(
+                            call.env,
+                            bytes.as_ptr().cast(),
+                            bytes.len() as isize,
+                            &mut out,
+                        )
+                    },
+                    // SAFETY: as above; `units` is valid for `units.len()` UTF-16 code units.
+                    FloorValue::Utf16(units) => unsafe {
+                        sys::napi_create_string_utf16(
+                            call.env,
+                            units.as_ptr(),
+                            units.len() as isize,
+                            &mut out,
+                        )
+                    },
+                };
+                call.set(key, out);
+            }
+        });
+        read as u32
+    }));
+    outcome.unwrap_or(0)
+}
