@@ -10,6 +10,7 @@ const assert = require("node:assert/strict")
 const { z } = require("genkit")
 const { setCustomMetadataAttribute } = require("genkit/tracing")
 const { assertNativeEqualsJs, byKind, json } = require("./harness")
+const { referenceOnEnd } = require("../reference")
 const S = require("./script")
 
 const text = (content) => ({ type: "text", content })
@@ -53,6 +54,26 @@ function defineChatFlow(ai, { name, model, tool }) {
       return { text: response.text, chunks: chunks.length }
     },
   )
+}
+
+/**
+ * Against seed 000's reference processor: with a top-level `message` the same attributes; with
+ * `candidates` the reference writes no output messages and no finish reasons on chat spans (the
+ * loss issue 5 fixes) and everything else the same.
+ */
+function assertAgainstReference(spans, originals, outputForm) {
+  for (const span of spans) {
+    const ref = structuredClone(originals.get(span.spanContext().spanId))
+    referenceOnEnd(ref)
+    const ours = { ...span.attributes }
+    if (outputForm === "candidates" && ours["genkit:metadata:subtype"] === "model") {
+      assert.equal(ref["gen_ai.output.messages"], undefined, `${span.name}: the reference loses the answer`)
+      assert.equal(ref["gen_ai.response.finish_reasons"], undefined)
+      delete ours["gen_ai.output.messages"]
+      delete ours["gen_ai.response.finish_reasons"]
+    }
+    assert.deepStrictEqual(ours, ref, `${span.name}: differs from the reference beyond issue 5`)
+  }
 }
 
 /**
@@ -107,6 +128,7 @@ function pluginSuite(c) {
         if (result !== undefined && streamed && !blocked) assert.ok(result.chunks > 0, "generateStream delivered chunks")
 
         assertNativeEqualsJs(spans, c.app().tracing.originals)
+        assertAgainstReference(spans, c.app().tracing.originals, c.outputForm)
         assert.equal(new Set(spans.map((s) => s.spanContext().traceId)).size, 1, "one trace per flow run")
         const { flows, chats, tools } = byKind(spans)
 
@@ -174,6 +196,10 @@ function pluginSuite(c) {
       })
     }
   }
+
+  test(`${c.label}: GenkitForMaple maps with the native binding here`, () => {
+    assert.equal(c.app().tracing.processor.isNative, process.env.GENKIT_FOR_MAPLE_FORCE_JS !== "1")
+  })
 
   for (const streamed of [false, true]) {
     const mode = streamed ? "streaming (generateStream)" : "non-streaming (generate)"
