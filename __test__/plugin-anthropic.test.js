@@ -16,7 +16,10 @@ const app = {}
 const savedEnv = {}
 
 before(async () => {
-  app.tracing = setupTracing() // installs the loopback-only global fetch the SDK picks up
+  // This file runs on the OpenTelemetry SDK 2.x line (sdk-trace-base BasicTracerProvider, as the
+  // Genkit corpus was recorded); the other two on SDK 3.x. setupTracing also installs the
+  // loopback-only global fetch that the Anthropic SDK picks up.
+  app.tracing = setupTracing({ sdk: "sdk-trace-base" })
   app.fake = await startAnthropic({ apiKey: API_KEY })
   for (const k of ["ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_CUSTOM_HEADERS"]) {
     savedEnv[k] = process.env[k]

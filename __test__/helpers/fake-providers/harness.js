@@ -1,13 +1,13 @@
 "use strict"
 // The real OpenTelemetry SDK around a Genkit app, as a user wires it: Genkit's own OTel setup
-// disabled, an AsyncLocalStorage context manager, a global tracer provider whose processors are
-// [snapshot, GenkitForMaple, SimpleSpanProcessor({ exporter: InMemorySpanExporter })] (SDK 3 options). The snapshot processor
-// (first, so before GenkitForMaple) keeps a copy of each span's attributes as Genkit wrote them:
-// the oracle for "native equals pure JS on every span".
+// disabled, an AsyncLocalStorage context manager, a global tracer provider (SDK 3.x TracerProvider
+// or SDK 2.x BasicTracerProvider) whose processors are [snapshot, GenkitForMaple,
+// SimpleSpanProcessor(InMemorySpanExporter)]. The snapshot processor (first, so before
+// GenkitForMaple) keeps a copy of each span's attributes as Genkit wrote them: the oracle for
+// "native equals pure JS on every span".
 const assert = require("node:assert/strict")
 const api = require("@opentelemetry/api")
 const { AsyncLocalStorageContextManager } = require("@opentelemetry/context-async-hooks")
-const sdk = require("@opentelemetry/sdk-trace")
 const { disableGenkitOTelInitialization } = require("genkit/tracing")
 const { GenkitForMaple } = require("../../..")
 const { mapSpanJs } = require("../../../js/mapping")
@@ -24,7 +24,29 @@ function loopbackOnlyFetch(realFetch = globalThis.fetch) {
   return guarded
 }
 
-function setupTracing() {
+/**
+ * The tracer provider, from one of the two SDK lines a user may have:
+ * "sdk-trace"      @opentelemetry/sdk-trace 3.x: `TracerProvider`, `SimpleSpanProcessor({ exporter })`
+ * "sdk-trace-base" @opentelemetry/sdk-trace-base 2.x: `BasicTracerProvider`, `SimpleSpanProcessor(exporter)`
+ */
+function makeProvider(line, processors) {
+  if (line === "sdk-trace") {
+    const sdk = require("@opentelemetry/sdk-trace")
+    const exporter = new sdk.InMemorySpanExporter()
+    const provider = new sdk.TracerProvider({ spanProcessors: [...processors, new sdk.SimpleSpanProcessor({ exporter })] })
+    return { provider, exporter }
+  }
+  if (line === "sdk-trace-base") {
+    const sdk = require("@opentelemetry/sdk-trace-base")
+    const exporter = new sdk.InMemorySpanExporter()
+    const provider = new sdk.BasicTracerProvider({ spanProcessors: [...processors, new sdk.SimpleSpanProcessor(exporter)] })
+    return { provider, exporter }
+  }
+  throw new Error(`unknown SDK ${line}`)
+}
+
+/** @param {{ sdk?: "sdk-trace" | "sdk-trace-base" }} [options] */
+function setupTracing({ sdk = "sdk-trace" } = {}) {
   disableGenkitOTelInitialization()
   // google-genai calls the global fetch; the Anthropic SDK captures it when its client is built.
   const realFetch = globalThis.fetch
@@ -40,10 +62,7 @@ function setupTracing() {
     shutdown: () => Promise.resolve(),
   }
   const processor = new GenkitForMaple()
-  const exporter = new sdk.InMemorySpanExporter()
-  const provider = new sdk.TracerProvider({
-    spanProcessors: [snapshot, processor, new sdk.SimpleSpanProcessor({ exporter })],
-  })
+  const { provider, exporter } = makeProvider(sdk, [snapshot, processor])
   const contextManager = new AsyncLocalStorageContextManager().enable()
   api.context.setGlobalContextManager(contextManager)
   api.trace.setGlobalTracerProvider(provider)
