@@ -1,0 +1,380 @@
+"use strict"
+// The built-in local OTLP/HTTP receiver of genkit-for-maple, and the Agent Sessions view of what it
+// received. The demo (examples/support-agent) exports to it when OTEL_EXPORTER_OTLP_ENDPOINT is unset.
+//
+// - startReceiver(): an HTTP server on 127.0.0.1 that accepts `POST /v1/traces` with
+//   `application/x-protobuf` (an ExportTraceServiceRequest, gzip or not), decodes it in Rust
+//   (`decodeOtlpTraces` of the native binding: opentelemetry-proto + prost) and keeps the spans.
+// - renderSessions(spans): what Maple's Agent Sessions would show: one block per conversation id,
+//   one turn per trace, the transcript, each chat span's provider/model/tokens, each tool call.
+// - checkSessions(spans): seed 003's "Check without Maple access" as a list of checks.
+//
+// This is not the onEnd path: decoding may throw, and the receiver then answers 400.
+
+const http = require("node:http")
+const zlib = require("node:zlib")
+
+const MAX_BODY_BYTES = 64 * 1024 * 1024
+// OTLP/HTTP: POSTs to these paths of the same endpoint are accepted. Only traces are decoded; the
+// NodeSDK also sets up OTLP metric and log exporters from the same endpoint, which get a 200 so they
+// report no export error.
+const TRACES = "/v1/traces"
+const IGNORED = new Set(["/v1/metrics", "/v1/logs"])
+
+let decoder
+/** The native `decodeOtlpTraces`, loaded on first use (throws if the binding cannot be loaded). */
+function decodeOtlpTraces(body) {
+  decoder ??= require("../binding.js").decodeOtlpTraces
+  return JSON.parse(decoder(body))
+}
+
+/**
+ * Starts the receiver on 127.0.0.1 (a free port unless `port` is given).
+ * @param {{ port?: number }} [options]
+ * @returns {Promise<{ url: string, port: number, spans(): object[], stats(): object, close(): Promise<void> }>}
+ *   `url` is the OTLP endpoint (`http://127.0.0.1:<port>`; exporters append `/v1/traces`).
+ */
+function startReceiver({ port = 0 } = {}) {
+  const received = []
+  const stats = { requests: 0, accepted: 0, rejected: 0, ignored: 0, errors: [] }
+
+  const server = http.createServer((req, res) => {
+    stats.requests++
+    const reply = (status, body = Buffer.alloc(0), type = "application/x-protobuf") => {
+      res.writeHead(status, { "content-type": type, "content-length": body.length })
+      res.end(body)
+    }
+    const reject = (status, why) => {
+      stats.rejected++
+      stats.errors.push(`${status} ${why}`)
+      reply(status, Buffer.from(why), "text/plain; charset=utf-8")
+    }
+    const path = (req.url ?? "").split("?")[0]
+    if (path !== TRACES && !IGNORED.has(path)) return drain(req, () => reject(404, `no OTLP endpoint at ${path}`))
+    if (req.method !== "POST") return drain(req, () => reject(405, "only POST is accepted"))
+    const type = String(req.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase()
+    if (type !== "application/x-protobuf") {
+      return drain(req, () => reject(415, `content-type ${type || "(none)"} is not application/x-protobuf`))
+    }
+
+    const chunks = []
+    let size = 0
+    let tooLarge = false
+    req.on("data", (chunk) => {
+      size += chunk.length
+      if (size > MAX_BODY_BYTES) tooLarge = true
+      else chunks.push(chunk)
+    })
+    req.on("error", () => {})
+    req.on("end", () => {
+      if (tooLarge) return reject(413, `request body larger than ${MAX_BODY_BYTES} bytes`)
+      if (IGNORED.has(path)) {
+        stats.ignored++
+        return reply(200)
+      }
+      let spans
+      try {
+        let body = Buffer.concat(chunks)
+        const encoding = String(req.headers["content-encoding"] ?? "identity").toLowerCase()
+        if (encoding === "gzip") body = zlib.gunzipSync(body)
+        else if (encoding !== "identity") return reject(415, `content-encoding ${encoding} is not supported`)
+        spans = decodeOtlpTraces(body)
+      } catch (error) {
+        return reject(400, String(error?.message ?? error))
+      }
+      received.push(...spans)
+      stats.accepted++
+      // An empty ExportTraceServiceResponse: a protobuf message with no fields is zero bytes.
+      reply(200)
+    })
+  })
+
+  return new Promise((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(port, "127.0.0.1", () => {
+      server.off("error", reject)
+      const { port: actual } = server.address()
+      resolve({
+        url: `http://127.0.0.1:${actual}`,
+        port: actual,
+        spans: () => received.slice(),
+        stats: () => ({ ...stats, errors: stats.errors.slice(), spans: received.length }),
+        close: () =>
+          new Promise((done) => {
+            server.close(() => done())
+            server.closeAllConnections?.()
+          }),
+      })
+    })
+  })
+}
+
+function drain(req, then) {
+  req.resume()
+  req.on("end", then)
+  req.on("error", () => {})
+}
+
+// ---------------------------------------------------------------------------------------------
+// The Agent Sessions view
+
+const OP = "gen_ai.operation.name"
+const GENKIT_SUBTYPES = { flow: "invoke_agent", agent: "invoke_agent", model: "chat", tool: "execute_tool" }
+const MESSAGE_KEYS = ["gen_ai.system_instructions", "gen_ai.input.messages", "gen_ai.output.messages"]
+const ERROR = 2 // OTLP Status.code STATUS_CODE_ERROR
+
+const nanos = (span) => {
+  try {
+    return BigInt(span.startTimeUnixNano ?? 0)
+  } catch {
+    return 0n
+  }
+}
+const byStart = (a, b) => (nanos(a) < nanos(b) ? -1 : nanos(a) > nanos(b) ? 1 : 0)
+const attrsOf = (span) => span.attributes ?? {}
+
+function parseJson(value) {
+  if (typeof value !== "string") return undefined
+  try {
+    return JSON.parse(value)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Groups spans as Agent Sessions does: a turn is a trace with at least one classified span
+ * (`gen_ai.operation.name`); its session is the `gen_ai.conversation.id` of a classified span of the
+ * trace (the lexically larger one if there are several), else `trace:<trace id>`.
+ */
+function groupSessions(spans) {
+  const traces = new Map()
+  for (const span of spans) {
+    if (!traces.has(span.traceId)) traces.set(span.traceId, [])
+    traces.get(span.traceId).push(span)
+  }
+  const sessions = new Map()
+  for (const [traceId, traceSpans] of traces) {
+    traceSpans.sort(byStart)
+    const classified = traceSpans.filter((s) => attrsOf(s)[OP] !== undefined)
+    if (classified.length === 0) continue
+    const ids = classified
+      .map((s) => attrsOf(s)["gen_ai.conversation.id"])
+      .filter((id) => id !== undefined && id !== null && id !== "")
+      .map(String)
+      .sort()
+    const conversationId = ids.length > 0 ? ids[ids.length - 1] : undefined
+    const key = conversationId ?? `trace:${traceId}`
+    const agent = classified.find((s) => attrsOf(s)[OP] === "invoke_agent")
+    const turn = {
+      traceId,
+      conversationId,
+      agent,
+      start: nanos(traceSpans[0]),
+      chats: classified.filter((s) => attrsOf(s)[OP] === "chat"),
+      tools: classified.filter((s) => attrsOf(s)[OP] === "execute_tool"),
+      timeline: classified.filter((s) => attrsOf(s)[OP] !== "invoke_agent"),
+    }
+    if (!sessions.has(key)) sessions.set(key, { id: key, conversationId, turns: [] })
+    sessions.get(key).turns.push(turn)
+  }
+  const list = [...sessions.values()]
+  for (const session of list) session.turns.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0))
+  list.sort((a, b) => (a.turns[0].start < b.turns[0].start ? -1 : a.turns[0].start > b.turns[0].start ? 1 : 0))
+  return list
+}
+
+const oneLine = (text, max = 160) => {
+  const s = String(text).replace(/\s+/g, " ").trim()
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s
+}
+const compact = (value) => oneLine(typeof value === "string" ? value : JSON.stringify(value))
+
+function partText(part) {
+  switch (part?.type) {
+    case "text":
+      return oneLine(part.content, 240)
+    case "reasoning":
+      return `(thinking) ${oneLine(part.content)}`
+    case "tool_call":
+      return `→ tool call ${part.name}(${compact(part.arguments ?? {})})${part.id ? ` [${part.id}]` : ""}`
+    case "tool_call_response":
+      return `← tool result ${compact(part.response)}${part.id ? ` [${part.id}]` : ""}`
+    default:
+      return `(${part?.type ?? "part"})`
+  }
+}
+
+const messageKey = (m) => JSON.stringify({ role: m?.role, parts: m?.parts })
+const ROLE_WIDTH = 10
+
+/** The transcript lines of one turn: new system instructions, then every message not shown yet. */
+function transcript(turn, shown) {
+  const lines = []
+  for (const chat of turn.chats) {
+    const a = attrsOf(chat)
+    const system = parseJson(a["gen_ai.system_instructions"])
+    if (Array.isArray(system)) {
+      const text = system.map(partText).join(" ")
+      if (shown.system !== text) {
+        // An extended prompt (the app added a line) shows only what was added.
+        const added = shown.system !== undefined && text.startsWith(shown.system) ? `+ ${text.slice(shown.system.length).trim()}` : text
+        lines.push(`${"system".padEnd(ROLE_WIDTH)} ${added}`)
+        shown.system = text
+      }
+    }
+    for (const key of ["gen_ai.input.messages", "gen_ai.output.messages"]) {
+      const messages = parseJson(a[key])
+      if (!Array.isArray(messages)) continue
+      for (const m of messages) {
+        const k = messageKey(m)
+        if (shown.messages.has(k)) continue
+        shown.messages.add(k)
+        const parts = Array.isArray(m?.parts) ? m.parts : []
+        const role = String(m?.role ?? "?").padEnd(ROLE_WIDTH)
+        if (parts.length === 0) lines.push(`${role} (no content)`)
+        parts.forEach((p, i) => lines.push(`${i === 0 ? role : " ".repeat(ROLE_WIDTH)} ${partText(p)}`))
+      }
+    }
+  }
+  return lines
+}
+
+function spanLine(span) {
+  const a = attrsOf(span)
+  const failed = span.status?.code === ERROR
+  if (a[OP] === "chat") {
+    const tokens =
+      a["gen_ai.usage.input_tokens"] !== undefined || a["gen_ai.usage.output_tokens"] !== undefined
+        ? `tokens in ${a["gen_ai.usage.input_tokens"] ?? "?"} / out ${a["gen_ai.usage.output_tokens"] ?? "?"}`
+        : "no token usage"
+    const reasons = Array.isArray(a["gen_ai.response.finish_reasons"]) ? `  finish ${a["gen_ai.response.finish_reasons"].join(",")}` : ""
+    return `chat ${a["gen_ai.provider.name"] ?? "?"} ${a["gen_ai.request.model"] ?? "?"}  ${tokens}${reasons}${failed ? `  FAILED: ${span.status.message}` : ""}`
+  }
+  if (a[OP] === "execute_tool") {
+    const args = `(${compact(a["gen_ai.tool.call.arguments"] ?? "")})`
+    const outcome = failed
+      ? `FAILED: ${oneLine(span.status.message || "error")}`
+      : a["gen_ai.tool.call.result"] !== undefined
+        ? `→ ${compact(a["gen_ai.tool.call.result"])}`
+        : "→ (no result)"
+    return `execute_tool ${a["gen_ai.tool.name"] ?? span.name}${args} ${outcome}`
+  }
+  return `${a[OP]} ${span.name}`
+}
+
+/** Sums the token usage of a list of chat spans. */
+function tokens(chats) {
+  let input = 0
+  let output = 0
+  for (const c of chats) {
+    const a = attrsOf(c)
+    if (typeof a["gen_ai.usage.input_tokens"] === "number") input += a["gen_ai.usage.input_tokens"]
+    if (typeof a["gen_ai.usage.output_tokens"] === "number") output += a["gen_ai.usage.output_tokens"]
+  }
+  return { input, output }
+}
+
+/**
+ * Renders decoded spans (as `decodeOtlpTraces` returns them) the way Maple's Agent Sessions would
+ * show them: one block per session (conversation id), one turn per trace, the transcript
+ * (system instructions, user, assistant, tool calls and results), then the turn's chat and
+ * execute_tool spans in order with provider, model, tokens, arguments and results or failures.
+ * @param {object[]} spans
+ * @returns {string}
+ */
+function renderSessions(spans) {
+  const sessions = groupSessions(spans)
+  if (sessions.length === 0) return "No agent sessions: no span carries gen_ai.operation.name.\n"
+  const out = []
+  for (const session of sessions) {
+    const chats = session.turns.flatMap((t) => t.chats)
+    const total = tokens(chats)
+    const agents = [...new Set(session.turns.map((t) => attrsOf(t.agent ?? {})["gen_ai.agent.name"]).filter(Boolean))]
+    out.push(
+      `Session ${session.id}  (agent ${agents.join(", ") || "?"}; ${session.turns.length} turn${session.turns.length === 1 ? "" : "s"}; ` +
+        `${chats.length} model call${chats.length === 1 ? "" : "s"}; tokens in ${total.input} / out ${total.output})`,
+    )
+    const shown = { system: undefined, messages: new Set() }
+    session.turns.forEach((turn, i) => {
+      const agent = turn.agent ? `invoke_agent ${attrsOf(turn.agent)["gen_ai.agent.name"] ?? turn.agent.name}` : "no invoke_agent span"
+      const failed = turn.agent?.status?.code === ERROR ? `  FAILED: ${turn.agent.status.message}` : ""
+      out.push(`  Turn ${i + 1}  ${agent}  trace ${turn.traceId}${failed}`)
+      for (const line of transcript(turn, shown)) out.push(`    ${line}`)
+      out.push("    spans:")
+      for (const span of turn.timeline) out.push(`      ${spanLine(span)}`)
+    })
+    out.push("")
+  }
+  return out.join("\n")
+}
+
+/**
+ * Seed 003's "Check without Maple access" over decoded spans.
+ * @param {object[]} spans
+ * @returns {{ ok: boolean, checks: { name: string, ok: boolean, detail: string }[] }}
+ */
+function checkSessions(spans) {
+  const checks = []
+  const add = (name, failures, okDetail) =>
+    checks.push({
+      name,
+      ok: failures.length === 0,
+      detail: failures.length === 0 ? okDetail : `${failures.length} failing: ${failures.slice(0, 5).join("; ")}${failures.length > 5 ? "; …" : ""}`,
+    })
+  const label = (s) => `"${s.name}" ${String(s.spanId ?? "").slice(0, 16)}`
+
+  const turns = groupSessions(spans).flatMap((s) => s.turns)
+  const agentTurns = turns.filter((t) => t.agent !== undefined)
+  add(
+    "spans arrived, with agent turns",
+    spans.length === 0 ? ["no spans"] : agentTurns.length === 0 ? ["no invoke_agent span"] : [],
+    `${spans.length} spans, ${agentTurns.length} turns`,
+  )
+
+  const genkit = spans.filter((s) => Object.hasOwn(GENKIT_SUBTYPES, attrsOf(s)["genkit:metadata:subtype"]))
+  add(
+    "every Genkit flow/model/tool span carries gen_ai.operation.name",
+    genkit
+      .filter((s) => attrsOf(s)[OP] !== GENKIT_SUBTYPES[attrsOf(s)["genkit:metadata:subtype"]])
+      .map((s) => `${label(s)} (${attrsOf(s)["genkit:metadata:subtype"]}) has ${attrsOf(s)[OP] ?? "none"}`),
+    `${genkit.length} Genkit spans`,
+  )
+
+  const messageFailures = []
+  let messageCount = 0
+  for (const s of spans) {
+    for (const key of MESSAGE_KEYS) {
+      const value = attrsOf(s)[key]
+      if (value === undefined) continue
+      messageCount++
+      if (!Array.isArray(parseJson(value))) messageFailures.push(`${label(s)} ${key} is not a JSON array`)
+    }
+  }
+  add("every messages attribute parses as JSON", messageFailures, `${messageCount} attributes`)
+
+  add(
+    "every turn has a conversation id",
+    turns.filter((t) => t.conversationId === undefined).map((t) => `trace ${t.traceId}`),
+    `${turns.length} turns`,
+  )
+
+  add(
+    "token usage only on chat spans",
+    spans
+      .filter((s) => Object.keys(attrsOf(s)).some((k) => k.startsWith("gen_ai.usage.")) && attrsOf(s)[OP] !== "chat")
+      .map((s) => `${label(s)} (${attrsOf(s)[OP] ?? "unclassified"})`),
+    `${spans.filter((s) => attrsOf(s)["gen_ai.usage.input_tokens"] !== undefined).length} chat spans with usage`,
+  )
+
+  return { ok: checks.every((c) => c.ok), checks }
+}
+
+/** The checklist as text: one `[ok]`/`[FAIL]` line per check, then the verdict. */
+function renderChecks({ ok, checks }) {
+  const lines = checks.map((c) => `  [${c.ok ? "ok" : "FAIL"}] ${c.name}: ${c.detail}`)
+  lines.push(ok ? "Verdict: every check passed." : `Verdict: ${checks.filter((c) => !c.ok).length} check(s) failed.`)
+  return lines.join("\n")
+}
+
+module.exports = { startReceiver, renderSessions, checkSessions, renderChecks, groupSessions }
