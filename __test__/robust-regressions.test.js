@@ -63,3 +63,42 @@ test("a truthy refused value as output.message keeps finish reasons and usage (r
     assert.equal(attrs["gen_ai.input.messages"], '[{"role":"user","parts":[{"type":"text","content":"hi"}]}]')
   }
 })
+
+// Kind (found by cargo fuzz): a raw control character inside an object key. JSON.parse rejects
+// the text; the native reader accepted it (serde_json reads keys as bytes without the check) and
+// wrote attributes the reference and the pure-JS mapping cannot derive. Every key level.
+test("a raw control character in a key makes the text not JSON, at every level", () => {
+  for (const c of ["\n", "\t", "\u0000", "\u001f"]) {
+    const outputs = [
+      `{"messa${c}ge":{"role":"model","content":[]},"finishReason":"stop"}`,
+      `{"message":{"ro${c}le":"model","content":[]},"finishReason":"stop"}`,
+      `{"message":{"role":"model","content":[{"te${c}xt":"a"}]},"finishReason":"stop"}`,
+      `{"message":{"role":"model","content":[{"toolRequest":{"na${c}me":"a"}}]},"finishReason":"stop"}`,
+      `{"finishReason":"stop","usage":{"in${c}putTokens":1}}`,
+      `{"finishReason":"stop","candidates":[{"mess${c}age":null}]}`,
+    ]
+    for (const output of outputs) {
+      const base = { "genkit:name": "a/b", "genkit:metadata:subtype": "model", "genkit:input": IN, "genkit:output": output }
+      const native = structuredClone(base)
+      processor.onEnd({ attributes: native, name: "x" })
+      const js = structuredClone(base)
+      mapSpanJs(js)
+      assert.deepStrictEqual(canon(native), canon(js), JSON.stringify(output))
+      assert.equal(native["gen_ai.response.finish_reasons"], undefined)
+      assert.equal(native["gen_ai.input.messages"], '[{"role":"user","parts":[{"type":"text","content":"hi"}]}]')
+      assert.throws(() => referenceOnEnd(structuredClone(base)), SyntaxError)
+    }
+    const input = `{"messages":[{"role":"user","content":[{"text":"hi"}]}],"a${c}b":1}`
+    check(IN, OUT) // a clean neighbour still maps
+    const attrs = { "genkit:name": "a/b", "genkit:metadata:subtype": "model", "genkit:input": input, "genkit:output": OUT }
+    processor.onEnd({ attributes: attrs, name: "x" })
+    assert.equal(attrs["gen_ai.input.messages"], undefined)
+    assert.deepStrictEqual(attrs["gen_ai.response.finish_reasons"], ["stop"])
+  }
+})
+
+test("escaped control characters and lone surrogate escapes in keys are JSON", () => {
+  check('{"a\\nb":1,"messages":[{"role":"user","content":[{"text":"hi"}]}]}', OUT)
+  check('{"\\ud800":1,"messages":[{"role":"user","content":[{"text":"hi"}]}]}', OUT)
+  check('{"\\u006dessages":[{"\\u0072ole":"\\u0073ystem","content":[{"text":"s"}]}]}', '{"\\u006dessage":{"role":"model","content":[]}}')
+})

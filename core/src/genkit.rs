@@ -123,14 +123,16 @@ pub struct Candidate<'a> {
 // ---------------------------------------------------------------------------------------------
 // Readers.
 
-/// Compares an object key, after unescaping, with a list of names. Keys are read as bytes so a
-/// key holding a lone surrogate escape does not fail the parse (it matches no name).
+/// Compares an object key, after unescaping, with a list of names. Keys are read as validated
+/// strings: serde_json's byte reading skips the check for raw control characters, which
+/// `JSON.parse` rejects (`{"a<LF>b":1}` is not JSON). A key holding a lone surrogate escape fails
+/// the parse; `mapping::parse_failure` then sends the span to the JavaScript mapping.
 struct KeyIn(&'static [&'static str]);
 
 impl<'de> DeserializeSeed<'de> for KeyIn {
     type Value = Option<usize>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_bytes(self)
+        d.deserialize_str(self)
     }
 }
 

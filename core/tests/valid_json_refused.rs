@@ -92,3 +92,51 @@ fn refused_values_in_raw_positions_stay_native() {
     );
     assert_eq!(attrs.input_tokens.map(|r| r.get()), Some("1e400"));
 }
+
+/// Found by cargo fuzz: a raw control character inside an object key was accepted (serde_json's
+/// byte reading of keys does not validate), so text `JSON.parse` rejects was mapped as JSON.
+#[test]
+fn raw_control_character_in_a_key_is_not_json() {
+    for c in ['\n', '\t', '\u{0}', '\u{1f}'] {
+        let input = format!(r#"{{"messages":[],"a{c}b":1}}"#);
+        let attrs = map_model(Some(&input), Some(OUT));
+        assert_eq!(attrs.problems, problem::INPUT_NOT_JSON, "{input:?}");
+        assert!(attrs.input_messages.is_none());
+        let output =
+            format!(r#"{{"messa{c}ge":{{"role":"model","content":[]}},"finishReason":"stop"}}"#);
+        let attrs = map_model(Some(IN), Some(&output));
+        assert_eq!(attrs.problems, problem::OUTPUT_NOT_JSON, "{output:?}");
+        assert!(attrs.finish_reasons.is_none() && attrs.output_messages.is_none());
+        // Every level: message, part, tool payload, usage, candidate keys.
+        for output in [
+            format!(r#"{{"message":{{"ro{c}le":"model","content":[]}}}}"#),
+            format!(r#"{{"message":{{"role":"model","content":[{{"te{c}xt":"a"}}]}}}}"#),
+            format!(
+                r#"{{"message":{{"role":"model","content":[{{"toolRequest":{{"na{c}me":"a"}}}}]}}}}"#
+            ),
+            format!(r#"{{"usage":{{"in{c}putTokens":1}}}}"#),
+            format!(r#"{{"candidates":[{{"mess{c}age":null}}]}}"#),
+        ] {
+            assert_eq!(
+                map_model(None, Some(&output)).problems,
+                problem::OUTPUT_NOT_JSON,
+                "{output:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn escaped_control_characters_and_lone_surrogates_in_keys_are_json() {
+    // `\n` escaped in a key is JSON: mapped natively. A lone surrogate escape in a key: JavaScript.
+    let input = r#"{"a\nb":1,"messages":[{"role":"user","content":[{"text":"hi"}]}]}"#;
+    assert_eq!(map_model(Some(input), None).problems, 0);
+    let input = r#"{"\ud800":1,"messages":[]}"#;
+    assert_eq!(map_model(Some(input), None).problems, problem::NEEDS_JS);
+    // Keys compared after unescaping: "\u006dessages" is "messages".
+    let input = r#"{"\u006dessages":[{"role":"user","content":[{"text":"hi"}]}]}"#;
+    assert!(map_model(Some(input), None)
+        .input_messages
+        .unwrap()
+        .contains("hi"));
+}
