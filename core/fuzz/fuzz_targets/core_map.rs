@@ -1,0 +1,74 @@
+//! Fuzz target on the conversion core: `map_model`, `map_tool_result`, `Scalar::of` and
+//! `otlp::decode_spans` on arbitrary bytes. The input is split at the first NUL byte into
+//! `genkit:input` and `genkit:output` (lossy UTF-8, as napi hands the core well-formed UTF-8).
+//!
+//! Invariants: no panic; every JSON attribute written is a valid JSON array; a span flagged
+//! `NEEDS_JS` gets nothing written natively; text that is not JSON is flagged as such; every raw
+//! value is valid JSON; a decoded OTLP request is valid JSON.
+#![no_main]
+
+use genkit_for_maple_core::{map_model, map_tool_result, otlp, problem, Scalar, ToolResult};
+use libfuzzer_sys::fuzz_target;
+use serde::de::IgnoredAny;
+
+fn is_json(text: &str) -> bool {
+    serde_json::from_str::<IgnoredAny>(text).is_ok()
+}
+
+fn json_array(text: &Option<String>) {
+    if let Some(text) = text {
+        assert!(text.starts_with('[') && text.ends_with(']'), "{text}");
+        assert!(is_json(text), "written JSON is invalid: {text}");
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    let split = data.iter().position(|&b| b == 0).unwrap_or(data.len());
+    let input = String::from_utf8_lossy(&data[..split]);
+    let output = String::from_utf8_lossy(data.get(split + 1..).unwrap_or_default());
+
+    for (i, o) in [
+        (Some(&*input), Some(&*output)),
+        (None, Some(&*output)),
+        (Some(&*output), None),
+    ] {
+        let attrs = map_model(i, o);
+        json_array(&attrs.input_messages);
+        json_array(&attrs.system_instructions);
+        json_array(&attrs.output_messages);
+        if attrs.problems & problem::NEEDS_JS != 0 {
+            assert!(attrs.input_messages.is_none() && attrs.output_messages.is_none());
+            assert!(attrs.finish_reasons.is_none() && attrs.input_tokens.is_none());
+        }
+        if let Some(i) = i {
+            assert_eq!(attrs.problems & problem::INPUT_NOT_JSON != 0, !is_json(i));
+        }
+        if let Some(o) = o {
+            assert_eq!(attrs.problems & problem::OUTPUT_NOT_JSON != 0, !is_json(o));
+        }
+        let raws = attrs
+            .finish_reasons
+            .iter()
+            .flatten()
+            .chain(attrs.input_tokens.iter())
+            .chain(attrs.output_tokens.iter());
+        for raw in raws {
+            assert!(is_json(raw.get()));
+            if let Scalar::Json(text) = Scalar::of(raw) {
+                assert!(is_json(text));
+            }
+        }
+    }
+
+    for text in [&*input, &*output] {
+        match map_tool_result(text) {
+            ToolResult::Invalid => assert!(!is_json(text)),
+            ToolResult::Json(json) => assert!(is_json(json)),
+            ToolResult::Text(_) | ToolResult::NeedsJs => assert!(is_json(text)),
+        }
+    }
+
+    if let Ok(json) = otlp::decode_spans(data) {
+        assert!(is_json(&json), "decode_spans wrote invalid JSON");
+    }
+});
