@@ -2,7 +2,7 @@
 // `tsc --noEmit --strict` (the root typescript) over the public types in index.d.ts:
 // - __test__/types/sdk-ok.ts: the README's instrumentation.ts and GenkitForMaple as the SpanProcessor
 //   of the OpenTelemetry SDKs installed at the root (sdk-node 0.301, sdk-trace 3.x, sdk-trace-base 2.x
-//   and 1.x) must type-check;
+//   and 1.x) must type-check, and __test__/types/esm.mts, the ES-module view (default and named imports);
 // - __test__/types/sdk-wrong.ts: wrong uses must fail, each on its marked line with its code;
 // - examples/support-agent, when it has a tsconfig.json.
 // The seed's install set (sdk-node 0.223 with sdk-trace-base 1.25) is checked by pack.test.js in a
