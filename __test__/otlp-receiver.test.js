@@ -71,8 +71,8 @@ function post(url, body, headers) {
 }
 
 /** Exports the corpus rows through GenkitForMaple and the official OTLP exporter to `r`. */
-async function exportRows(r, replayRows) {
-  const exporter = new OTLPTraceExporter({ url: `${r.url}/v1/traces` })
+async function exportRows(r, replayRows, options = {}) {
+  const exporter = new OTLPTraceExporter({ url: `${r.url}/v1/traces`, ...options })
   const provider = new TracerProvider({
     spanProcessors: [new GenkitForMaple(), new BatchSpanProcessor({ exporter })],
   })
@@ -162,9 +162,19 @@ test("a malformed body gets 400, other bad requests 404/405/415, and the receive
   assert.equal(stats.errors.length, 4)
   assert.match(stats.errors[0], /^400 invalid ExportTraceServiceRequest/)
 
+  // gzip, as the exporter sends with OTEL_EXPORTER_OTLP_COMPRESSION=gzip.
+  const other = rows.filter((row) => row.traceId === rows[rows.length - 1].traceId)
+  await exportRows(r, other, { compression: "gzip" })
+  assert.equal(r.stats().gzipped, 1)
+  assert.equal(r.spans().length, one.length + other.length)
+  assert.deepEqual(
+    r.spans().slice(one.length).map((s) => s.attributes),
+    other.map((row) => row.expected_attributes),
+  )
+
   // An empty body is a valid, empty request.
   assert.equal((await post(url, Buffer.alloc(0), protobuf)).status, 200)
-  assert.equal(r.spans().length, one.length)
+  assert.equal(r.spans().length, one.length + other.length)
 })
 
 // ---------------------------------------------------------------------------------------------

@@ -22,11 +22,12 @@ const TRACES = "/v1/traces"
 const IGNORED = new Set(["/v1/metrics", "/v1/logs"])
 
 let decoder
-/** The native `decodeOtlpTraces`, loaded on first use (throws if the binding cannot be loaded). */
-function decodeOtlpTraces(body) {
+/** The native `decodeOtlpTraces` (throws if the native binding cannot be loaded). */
+function loadDecoder() {
   decoder ??= require("../binding.js").decodeOtlpTraces
-  return JSON.parse(decoder(body))
+  return decoder
 }
+const decodeOtlpTraces = (body) => JSON.parse(loadDecoder()(body))
 
 /**
  * Starts the receiver on 127.0.0.1 (a free port unless `port` is given).
@@ -35,8 +36,13 @@ function decodeOtlpTraces(body) {
  *   `url` is the OTLP endpoint (`http://127.0.0.1:<port>`; exporters append `/v1/traces`).
  */
 function startReceiver({ port = 0 } = {}) {
+  try {
+    loadDecoder()
+  } catch (error) {
+    return Promise.reject(new Error(`the OTLP receiver needs the native binding: ${error.message}`))
+  }
   const received = []
-  const stats = { requests: 0, accepted: 0, rejected: 0, ignored: 0, errors: [] }
+  const stats = { requests: 0, accepted: 0, rejected: 0, ignored: 0, gzipped: 0, errors: [] }
 
   const server = http.createServer((req, res) => {
     stats.requests++
@@ -76,7 +82,10 @@ function startReceiver({ port = 0 } = {}) {
       try {
         let body = Buffer.concat(chunks)
         const encoding = String(req.headers["content-encoding"] ?? "identity").toLowerCase()
-        if (encoding === "gzip") body = zlib.gunzipSync(body)
+        if (encoding === "gzip") {
+          body = zlib.gunzipSync(body)
+          stats.gzipped++
+        }
         else if (encoding !== "identity") return reject(415, `content-encoding ${encoding} is not supported`)
         spans = decodeOtlpTraces(body)
       } catch (error) {

@@ -23,7 +23,7 @@ export interface Receiver {
   url: string
   port: number
   spans(): ReceivedSpan[]
-  stats(): { requests: number; accepted: number; rejected: number; ignored: number; errors: string[]; spans: number }
+  stats(): { requests: number; accepted: number; rejected: number; ignored: number; gzipped: number; errors: string[]; spans: number }
   close(): Promise<void>
 }
 
