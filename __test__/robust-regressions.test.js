@@ -102,3 +102,41 @@ test("escaped control characters and lone surrogate escapes in keys are JSON", (
   check('{"\\ud800":1,"messages":[{"role":"user","content":[{"text":"hi"}]}]}', OUT)
   check('{"\\u006dessages":[{"\\u0072ole":"\\u0073ystem","content":[{"text":"s"}]}]}', '{"\\u006dessage":{"role":"model","content":[]}}')
 })
+
+// Kind: genkit:name whose String() throws (an object with a throwing toString/valueOf, a
+// Symbol.toPrimitive that throws). The reference throws before writing anything; the processor
+// lost every attribute. Now only the attributes copying the name are omitted, on every subtype.
+test("a genkit:name that cannot become a string omits only the name attributes", () => {
+  const bad = [
+    { toString() { throw new Error("toString") } },
+    { [Symbol.toPrimitive]() { throw new Error("toPrimitive") } },
+    Object.create(null),
+  ]
+  for (const name of bad) {
+    for (const map of [(a) => processor.onEnd({ attributes: a, name: "bad-name" }), (a) => mapSpanJs(a)]) {
+      const model = { "genkit:name": name, "genkit:metadata:subtype": "model", "genkit:input": IN, "genkit:output": OUT }
+      assert.doesNotThrow(() => map(model))
+      assert.throws(() => referenceOnEnd({ ...model }))
+      assert.equal(model["gen_ai.operation.name"], "chat")
+      assert.equal(model["gen_ai.provider.name"], undefined)
+      assert.equal(model["gen_ai.request.model"], undefined)
+      assert.equal(model["gen_ai.input.messages"], '[{"role":"user","parts":[{"type":"text","content":"hi"}]}]')
+      assert.equal(model["gen_ai.output.messages"], '[{"role":"assistant","parts":[{"type":"text","content":"x"}],"finish_reason":"stop"}]')
+      assert.equal(model["gen_ai.usage.input_tokens"], 3)
+      const tool = { "genkit:name": name, "genkit:metadata:subtype": "tool", "genkit:input": '{"city":"Paris"}', "genkit:output": '"sunny"' }
+      assert.doesNotThrow(() => map(tool))
+      assert.equal(tool["gen_ai.operation.name"], "execute_tool")
+      assert.equal(tool["gen_ai.tool.name"], undefined)
+      assert.equal(tool["gen_ai.tool.call.arguments"], '{"city":"Paris"}')
+      assert.equal(tool["gen_ai.tool.call.result"], "sunny")
+      for (const subtype of ["flow", "agent"]) {
+        const flow = { "genkit:name": name, "genkit:metadata:subtype": subtype, "genkit:metadata:conversationId": "c1" }
+        assert.doesNotThrow(() => map(flow))
+        assert.equal(flow["gen_ai.operation.name"], "invoke_agent")
+        assert.equal(flow["gen_ai.agent.name"], undefined)
+        assert.equal(flow["gen_ai.conversation.id"], "c1")
+      }
+    }
+  }
+  assert.equal(mapSpanJs({ "genkit:name": bad[0], "genkit:metadata:subtype": "model" }) & 64, 64, "ATTRIBUTE_TYPE flag")
+})

@@ -164,27 +164,46 @@ function mapToolResult(attrs) {
 /** Sets the attributes of a flow or agent span (seed 000): no JSON involved. */
 function mapAgent(attrs) {
   attrs["gen_ai.operation.name"] = "invoke_agent"
-  attrs["gen_ai.agent.name"] = String(attrs["genkit:name"])
+  const name = nameOf(attrs)
+  if (name !== undefined) attrs["gen_ai.agent.name"] = name
   // Set in the flow with setCustomMetadataAttribute, or by Genkit for defineAgent() chats.
   const conversationId = attrs["genkit:metadata:conversationId"] ?? attrs["genkit:metadata:agent:sessionId"]
   if (conversationId !== undefined) attrs["gen_ai.conversation.id"] = conversationId
+  return name === undefined ? P.ATTRIBUTE_TYPE : 0
+}
+
+/**
+ * `String(attrs["genkit:name"])` as seed 000 computes it, or `undefined` when the value cannot be
+ * converted (an object whose toString throws): the reference throws there; here only the
+ * attributes that copy the name are omitted.
+ */
+function nameOf(attrs) {
+  try {
+    return String(attrs["genkit:name"])
+  } catch {
+    return undefined
+  }
 }
 
 /** Sets the model span attributes that copy `genkit:name` (seed 000). */
 function mapModelName(attrs) {
-  const name = String(attrs["genkit:name"])
-  const slash = name.indexOf("/")
   attrs["gen_ai.operation.name"] = "chat"
+  const name = nameOf(attrs)
+  if (name === undefined) return P.ATTRIBUTE_TYPE
+  const slash = name.indexOf("/")
   attrs["gen_ai.provider.name"] = slash < 0 ? name : name.slice(0, slash)
   // `model.join("/") || name`: an empty remainder ("googleai/") falls back to the whole name.
   attrs["gen_ai.request.model"] = (slash < 0 ? "" : name.slice(slash + 1)) || name
+  return 0
 }
 
 /** Sets the tool span attributes that copy attribute values (seed 000). */
 function mapToolName(attrs) {
   attrs["gen_ai.operation.name"] = "execute_tool"
-  attrs["gen_ai.tool.name"] = String(attrs["genkit:name"])
+  const name = nameOf(attrs)
+  if (name !== undefined) attrs["gen_ai.tool.name"] = name
   attrs["gen_ai.tool.call.arguments"] = attrs["genkit:input"] ?? "{}"
+  return name === undefined ? P.ATTRIBUTE_TYPE : 0
 }
 
 /**
@@ -195,14 +214,11 @@ function mapSpanJs(attrs) {
   switch (attrs["genkit:metadata:subtype"]) {
     case "flow":
     case "agent":
-      mapAgent(attrs)
-      return 0
+      return mapAgent(attrs)
     case "model":
-      mapModelName(attrs)
-      return mapModelAttributes(attrs)
+      return mapModelName(attrs) | mapModelAttributes(attrs)
     case "tool":
-      mapToolName(attrs)
-      return mapToolResult(attrs)
+      return mapToolName(attrs) | mapToolResult(attrs)
     default:
       return 0
   }

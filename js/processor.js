@@ -114,9 +114,9 @@ class GenkitForMaple {
       const subtype = attrs["genkit:metadata:subtype"]
       let flags = 0
       if (subtype === "flow" || subtype === "agent") {
-        js.mapAgent(attrs)
+        flags = js.mapAgent(attrs)
       } else if (subtype === "model") {
-        js.mapModelName(attrs)
+        const nameFlags = js.mapModelName(attrs)
         const native = this.native
         if (native !== undefined && wellFormed(attrs["genkit:input"]) && wellFormed(attrs["genkit:output"])) {
           flags = native.mapModelSpan(attrs)
@@ -124,8 +124,9 @@ class GenkitForMaple {
         } else {
           flags = js.mapModelAttributes(attrs)
         }
+        flags |= nameFlags
       } else if (subtype === "tool") {
-        js.mapToolName(attrs)
+        const nameFlags = js.mapToolName(attrs)
         const native = this.native
         if (native !== undefined && wellFormed(attrs["genkit:output"])) {
           flags = native.mapToolSpan(attrs)
@@ -133,6 +134,7 @@ class GenkitForMaple {
         } else {
           flags = js.mapToolResult(attrs)
         }
+        flags |= nameFlags
       }
       if (flags !== 0) this.problems.report(flags, span)
     } catch (error) {
