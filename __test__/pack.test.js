@@ -5,8 +5,9 @@
 // @opentelemetry/exporter-trace-otlp-proto`: no install script of ours runs, npm 11 would not run it
 // anyway), runs one flow through `new GenkitForMaple()` (__test__/pack-app/), and type-checks there.
 //
-// It downloads from the npm registry (through the shared ~/.npm cache, --prefer-offline): about
-// 40-60 s with a warm cache. The temporary directory is removed at the end, pass or fail.
+// It downloads from the npm registry (through the shared ~/.npm cache, --prefer-offline): the
+// install takes 40-100 s with a warm cache (genkit brings about 900 MB of node_modules), the whole
+// file 1.5-4 minutes. The temporary directory is removed at the end, pass or fail.
 const { test, after } = require("node:test")
 const assert = require("node:assert/strict")
 const { spawnSync } = require("node:child_process")
