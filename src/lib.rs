@@ -28,14 +28,27 @@ use std::ffi::CStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
+mod utf;
+
 const INPUT: &CStr = c"genkit:input";
 const OUTPUT: &CStr = c"genkit:output";
 
 thread_local! {
     /// Reused input buffers, one per input attribute, so a span costs no allocation for its input.
-    static BUFFERS: RefCell<(Vec<u8>, Vec<u8>)> = const { RefCell::new((Vec::new(), Vec::new())) };
-    /// Reused UTF-16 buffer for non-ASCII output strings.
+    static BUFFERS: RefCell<(String, String)> = const { RefCell::new((String::new(), String::new())) };
+    /// Reused UTF-16 buffer: strings read from V8, and non-ASCII output strings.
     static UTF16: RefCell<Vec<u16>> = const { RefCell::new(Vec::new()) };
+}
+
+/// What [`Call::read_string`] found.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Read {
+    /// A string, now in the buffer as UTF-8.
+    Str,
+    /// Not a string (or napi failed).
+    Absent,
+    /// A string with a lone surrogate.
+    NotWellFormed,
 }
 
 /// Raw napi handles of one call. All methods are only called during the `#[napi]` call that
@@ -46,9 +59,13 @@ struct Call {
 }
 
 impl Call {
-    /// Reads property `key` of the attribute map into `buf` when it is a string. Returns `false`
-    /// (and leaves `buf` empty) for any other type, or if napi reports an error.
-    fn read_string(&self, key: &CStr, buf: &mut Vec<u8>) -> bool {
+    /// Reads property `key` of the attribute map into `buf` as UTF-8 when it is a string:
+    /// one UTF-16 copy out of V8 (its length is known without a pass over the string) into the
+    /// reused [`UTF16`] buffer, then [`utf::utf16_to_utf8`]. Leaves `buf` empty and returns
+    /// [`Read::Absent`] for any other type or if napi reports an error, and [`Read::NotWellFormed`]
+    /// when the string holds a lone surrogate (UTF-8 cannot carry it: the caller maps the span in
+    /// JavaScript).
+    fn read_string(&self, key: &CStr, buf: &mut String) -> Read {
         buf.clear();
         let mut value = ptr::null_mut();
         // SAFETY: `env` and `object` are the live handles of the current napi call (see `Call`);
@@ -57,41 +74,46 @@ impl Call {
             sys::napi_get_named_property(self.env, self.object, key.as_ptr(), &mut value)
         };
         if status != sys::Status::napi_ok {
-            return false;
-        }
-        let mut kind = 0;
-        // SAFETY: `value` was just returned by napi for this `env`; `kind` is a valid out-pointer.
-        if unsafe { sys::napi_typeof(self.env, value, &mut kind) } != sys::Status::napi_ok
-            || kind != sys::ValueType::napi_string
-        {
-            return false;
+            return Read::Absent;
         }
         let mut len = 0usize;
-        // SAFETY: a null buffer asks napi for the UTF-8 length only (documented N-API behaviour).
-        if unsafe { sys::napi_get_value_string_utf8(self.env, value, ptr::null_mut(), 0, &mut len) }
-            != sys::Status::napi_ok
+        // SAFETY: a null buffer asks napi for the length in UTF-16 code units only (documented
+        // N-API behaviour; V8 knows it without reading the string). A value that is not a string
+        // makes napi return `napi_string_expected`, which is the type check.
+        if unsafe {
+            sys::napi_get_value_string_utf16(self.env, value, ptr::null_mut(), 0, &mut len)
+        } != sys::Status::napi_ok
         {
-            return false;
+            return Read::Absent;
         }
-        buf.reserve(len + 1);
-        let mut written = 0usize;
-        // SAFETY: `buf` has capacity for `len + 1` bytes (the string plus the NUL napi writes);
-        // napi writes at most `bufsize` bytes and reports the count, excluding the NUL, in `written`.
-        let status = unsafe {
-            sys::napi_get_value_string_utf8(
-                self.env,
-                value,
-                buf.as_mut_ptr().cast(),
-                len + 1,
-                &mut written,
-            )
-        };
-        if status != sys::Status::napi_ok {
-            return false;
-        }
-        // SAFETY: napi initialised `written <= len < capacity` bytes of `buf`.
-        unsafe { buf.set_len(written.min(len)) };
-        true
+        UTF16.with_borrow_mut(|units| {
+            units.clear();
+            units.reserve(len + 1);
+            let mut written = 0usize;
+            // SAFETY: `units` has capacity for `len + 1` code units (the string plus the NUL napi
+            // writes); napi writes at most `bufsize` units and reports the count, excluding the
+            // NUL, in `written`.
+            let status = unsafe {
+                sys::napi_get_value_string_utf16(
+                    self.env,
+                    value,
+                    units.as_mut_ptr(),
+                    len + 1,
+                    &mut written,
+                )
+            };
+            if status != sys::Status::napi_ok {
+                return Read::Absent;
+            }
+            // SAFETY: napi initialised `written <= len < capacity` code units of `units`.
+            unsafe { units.set_len(written.min(len)) };
+            if utf::utf16_to_utf8(units, buf) {
+                Read::Str
+            } else {
+                buf.clear();
+                Read::NotWellFormed
+            }
+        })
     }
 
     fn set(&self, key: &CStr, value: sys::napi_value) {
@@ -118,8 +140,7 @@ impl Call {
             };
         } else {
             UTF16.with_borrow_mut(|units| {
-                units.clear();
-                units.extend(text.encode_utf16());
+                utf::utf8_to_utf16(text, units);
                 // SAFETY: `units` is valid for `units.len()` UTF-16 code units.
                 unsafe {
                     sys::napi_create_string_utf16(
@@ -187,18 +208,11 @@ pub fn map_model_span(env: Env, attributes: Object<'_>) -> u32 {
         BUFFERS.with_borrow_mut(|(input_buf, output_buf)| {
             let has_input = call.read_string(INPUT, input_buf);
             let has_output = call.read_string(OUTPUT, output_buf);
-            // napi wrote UTF-8 (lone surrogates already replaced by U+FFFD; the wrapper routes
-            // strings that are not well-formed to JavaScript), so this cannot fail in practice.
-            let input = if has_input {
-                std::str::from_utf8(input_buf).ok()
-            } else {
-                None
-            };
-            let output = if has_output {
-                std::str::from_utf8(output_buf).ok()
-            } else {
-                None
-            };
+            if has_input == Read::NotWellFormed || has_output == Read::NotWellFormed {
+                return problem::NEEDS_JS;
+            }
+            let input = (has_input == Read::Str).then_some(input_buf.as_str());
+            let output = (has_output == Read::Str).then_some(output_buf.as_str());
             let attrs = map_model(input, output);
             let reasons: Option<Vec<Scalar<'_>>> = attrs
                 .finish_reasons
@@ -247,12 +261,12 @@ pub fn map_tool_span(env: Env, attributes: Object<'_>) -> u32 {
     let call = call_of(&env, &attributes);
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         BUFFERS.with_borrow_mut(|(buf, _)| {
-            if !call.read_string(OUTPUT, buf) {
-                return 0;
+            match call.read_string(OUTPUT, buf) {
+                Read::Str => {}
+                Read::Absent => return 0,
+                Read::NotWellFormed => return problem::NEEDS_JS,
             }
-            let Ok(output) = std::str::from_utf8(buf) else {
-                return problem::NEEDS_JS;
-            };
+            let output = buf.as_str();
             match map_tool_result(output) {
                 ToolResult::Invalid => problem::TOOL_OUTPUT_NOT_JSON,
                 ToolResult::NeedsJs => problem::NEEDS_JS,
