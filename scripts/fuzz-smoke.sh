@@ -20,11 +20,9 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
 fi
 export RUSTC_BOOTSTRAP=1
 mkdir -p fuzz/corpus/core_map
-jobs=1
-[[ "${FUZZ_JOBS:-}" =~ ^[0-9]+$ ]] && jobs="$FUZZ_JOBS"
-echo "fuzzing core_map for ${seconds}s (jobs: $jobs)"
+echo "fuzzing core_map for ${seconds}s"
 started=$(date +%s)
 cargo fuzz run core_map fuzz/corpus/core_map fuzz/seeds -- \
   -max_total_time="$seconds" -dict=fuzz/genkit.dict -max_len=65536 -rss_limit_mb=4096 -timeout=20 \
-  -print_final_stats=1 -jobs="$jobs" -workers="$jobs"
+  -print_final_stats=1
 echo "fuzz run: $(( $(date +%s) - started ))s wall, corpus $(ls fuzz/corpus/core_map | wc -l) inputs, no findings"
