@@ -161,6 +161,16 @@ test("one flow in the installed app: flow, chat and tool spans carry the gen_ai.
   assert.ok(resultLine, show(r))
   const result = JSON.parse(resultLine.slice(7))
 
+  // Every other exported subpath (./receiver, ...) loads there through require and import.
+  const manifest = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"))
+  const subpaths = Object.keys(manifest.exports ?? {}).filter((s) => s !== "." && s !== "./package.json")
+  assert.deepEqual(
+    result.subpaths,
+    Object.fromEntries(subpaths.map((s) => [s, { require: true, import: true }])),
+    "exported subpaths that do not load in the installed app",
+  )
+  delete result.subpaths
+
   // How the package resolved there: from the app's node_modules, index.js / index.mjs, one class.
   assert.deepEqual(result, {
     answer: "It is 21 C in Paris.",

@@ -70,6 +70,26 @@ try {
 
 const require = createRequire(import.meta.url)
 const cjs = require("genkit-for-maple")
+
+// Every other subpath the package exports loads through both require and import.
+const manifest = require("genkit-for-maple/package.json")
+const subpaths = {}
+for (const subpath of Object.keys(manifest.exports ?? {})) {
+  if (subpath === "." || subpath === "./package.json") continue
+  const specifier = `genkit-for-maple/${subpath.slice(2)}`
+  const loads = {}
+  try {
+    loads.require = Object.keys(require(specifier)).length > 0
+  } catch (error) {
+    loads.require = String(error)
+  }
+  try {
+    loads.import = Object.keys(await import(specifier)).length > 0
+  } catch (error) {
+    loads.import = String(error)
+  }
+  subpaths[subpath] = loads
+}
 const result = {
   answer,
   isNative: processor.isNative,
@@ -80,5 +100,6 @@ const result = {
   requirePath: fs.realpathSync(require.resolve("genkit-for-maple")),
   importPath: fs.realpathSync(new URL(import.meta.resolve("genkit-for-maple"))),
   packageDir: fs.realpathSync(new URL("./node_modules/genkit-for-maple/", import.meta.url)),
+  subpaths,
 }
 process.stdout.write(`RESULT ${JSON.stringify(result)}\n`)
