@@ -18,7 +18,7 @@ const path = require("node:path")
 const argv = process.argv.slice(2)
 const smoke = argv.includes("--smoke") || process.env.GENKIT_FOR_MAPLE_SMOKE === "1"
 const flowsAt = argv.indexOf("--flows")
-const FLOWS = flowsAt >= 0 ? Number(argv[flowsAt + 1]) : smoke ? 6 : 400
+const FLOWS = flowsAt >= 0 ? Number(argv[flowsAt + 1]) : smoke ? 6 : 1000
 
 if (argv[0] === "--child") {
   child(argv[1]).catch((error) => {
@@ -30,30 +30,39 @@ if (argv[0] === "--child") {
 }
 
 function parent() {
-  const results = {}
-  // Interleaved: native, js, native, js; the second run of each is reported (the first warms
-  // the disk cache and the module graph).
-  for (const round of smoke ? [1] : [0, 1]) {
-    for (const mode of ["native", "js"]) {
-      const env = { ...process.env }
-      if (mode === "js") env.GENKIT_FOR_MAPLE_FORCE_JS = "1"
-      else delete env.GENKIT_FOR_MAPLE_FORCE_JS
-      const r = spawnSync(process.execPath, [__filename, "--child", mode, "--flows", String(FLOWS)], {
-        env,
-        encoding: "utf8",
-        stdio: ["ignore", "pipe", "inherit"],
-      })
-      if (r.status !== 0) {
-        console.error(`pipeline: the ${mode} run failed (exit ${r.status})`)
-        process.exit(1)
+  // Two texts: ASCII only, and with a few multi-byte characters (°, à, an emoji) as real chats
+  // have them, which makes V8 keep the span's JSON as two-byte strings.
+  for (const script of smoke ? ["multi"] : ["ascii", "multi"]) {
+    const results = {}
+    // Interleaved: native, js, native, js; the second run of each is reported (the first warms
+    // the disk cache and the module graph).
+    for (const round of smoke ? [1] : [0, 1]) {
+      for (const mode of ["native", "js"]) {
+        const env = { ...process.env, GENKIT_FOR_MAPLE_PIPELINE_TEXT: script }
+        if (mode === "js") env.GENKIT_FOR_MAPLE_FORCE_JS = "1"
+        else delete env.GENKIT_FOR_MAPLE_FORCE_JS
+        const r = spawnSync(process.execPath, [__filename, "--child", mode, "--flows", String(FLOWS)], {
+          env,
+          encoding: "utf8",
+          stdio: ["ignore", "pipe", "inherit"],
+        })
+        if (r.status !== 0) {
+          console.error(`pipeline: the ${mode} run failed (exit ${r.status})`)
+          process.exit(1)
+        }
+        if (round === 1 || smoke) results[mode] = JSON.parse(r.stdout.trim().split("\n").pop())
       }
-      if (round === 1 || smoke) results[mode] = JSON.parse(r.stdout.trim().split("\n").pop())
     }
+    report(script, results)
   }
-  const { native, js } = results
+}
+
+function report(script, { native, js }) {
   const kinds = [...new Set([...Object.keys(native.byKind), ...Object.keys(js.byKind)])]
   const us = (ns) => (ns / 1000).toFixed(2)
   const lines = [
+    `Text: ${script}`,
+    "",
     `| span kind | spans per run | JS onEnd mean (median) µs | native onEnd mean (median) µs | JS/native (mean) |`,
     `| --- | --- | --- | --- | --- |`,
   ]
@@ -66,7 +75,7 @@ function parent() {
   console.log(
     `\n${FLOWS} flows per run; mean genkit:input of model spans ${(native.modelInputBytes / 1024).toFixed(1)} KiB; ` +
       `processor time per flow: JS ${us(js.totalNs / FLOWS)} µs, native ${us(native.totalNs / FLOWS)} µs; ` +
-      `exported spans: JS ${js.exported}, native ${native.exported}; wall time per flow: JS ${us(js.wallNs / FLOWS)} µs, native ${us(native.wallNs / FLOWS)} µs`,
+      `exported spans: JS ${js.exported}, native ${native.exported}; wall time per flow: JS ${us(js.wallNs / FLOWS)} µs, native ${us(native.wallNs / FLOWS)} µs\n`,
   )
   if (!native.isNative || js.isNative) {
     console.error("pipeline: the modes did not run the paths they name")
@@ -161,7 +170,7 @@ async function child(mode) {
     return {
       message: {
         role: "model",
-        content: [{ text: `In ${w.city} it is ${w.tempC} °C and ${w.conditions}. The next days: ${w.forecast.map((d) => `${d.day} ${d.highC} °C`).join(", ")}. Have a nice trip! 😀` }],
+        content: [{ text: `In ${w.city} it is ${w.tempC}${deg} and ${w.conditions}. The next days: ${w.forecast.map((d) => `${d.day} ${d.highC}${deg}`).join(", ")}. Have a nice trip!${multi ? " 😀" : ""}` }],
       },
       finishReason: "stop",
       usage,
@@ -196,10 +205,12 @@ async function child(mode) {
     return response.text
   })
 
+  const multi = process.env.GENKIT_FOR_MAPLE_PIPELINE_TEXT !== "ascii"
+  const deg = multi ? "°C" : " C"
   const TURNS = 8 // a conversation of 8 turns, then a new one: model spans from ~1 KB to ~20 KB
   const started = process.hrtime.bigint()
   for (let i = 0; i < FLOWS; i++) {
-    await chat({ chatId: `chat-${Math.floor(i / TURNS)}`, text: `Turn ${i % TURNS}: what is the weather in Paris this week? Merci beaucoup, à bientôt.` })
+    await chat({ chatId: `chat-${Math.floor(i / TURNS)}`, text: `Turn ${i % TURNS}: what is the weather in Paris this week? ${multi ? "Merci beaucoup, à bientôt." : "Thanks a lot."}` })
   }
   const wallNs = Number(process.hrtime.bigint() - started)
   await provider.forceFlush()
