@@ -330,12 +330,16 @@ test("strings of several MB in text, tool input, tool output (ASCII, non-ASCII, 
 // Lone surrogates, escaped and raw.
 
 test("lone surrogates, escaped and raw, in every copied and compared position; raw ones go to the JS path", () => {
-  const calls = { model: 0, tool: 0 }
+  // The binding reads UTF-16: a raw lone surrogate (no UTF-8 form) makes it write nothing and
+  // return NEEDS_JS, and the processor maps the span in JS.
+  const calls = { model: 0, tool: 0, needsJs: 0 }
   const spy = new GenkitForMaple()
   const real = spy.native
+  const { P } = require("../js/mapping")
+  const count = (flags) => ((calls.needsJs += flags & P.NEEDS_JS ? 1 : 0), flags)
   spy.native = {
-    mapModelSpan: (a) => (calls.model++, real.mapModelSpan(a)),
-    mapToolSpan: (a) => (calls.tool++, real.mapToolSpan(a)),
+    mapModelSpan: (a) => (calls.model++, count(real.mapModelSpan(a))),
+    mapToolSpan: (a) => (calls.tool++, count(real.mapToolSpan(a))),
   }
   for (const [lone, raw] of [
     ["\\ud83d", false],
@@ -360,18 +364,23 @@ test("lone surrogates, escaped and raw, in every copied and compared position; r
         const attrs = { "genkit:name": `p/${JSON.parse(s)}`, "genkit:metadata:subtype": "model", "genkit:input": input, "genkit:output": output }
         assert.equal(input.isWellFormed(), !raw)
         const before = calls.model
+        const beforeJs = calls.needsJs
         const native = { ...attrs }
         spy.onEnd({ attributes: native, name: "lone" })
-        assert.equal(calls.model - before, raw ? 0 : 1, "raw lone surrogates never reach the native binding")
+        assert.equal(calls.model - before, 1)
+        if (raw) assert.equal(calls.needsJs - beforeJs, 1, "a raw lone surrogate is handed to the JS mapping")
         assert.deepStrictEqual(canon(native), canon(runJs(attrs)))
         assert.deepStrictEqual(canon(native), canon(runReference(attrs)))
       }
     }
     const tool = { "genkit:name": "t", "genkit:metadata:subtype": "tool", "genkit:input": `{"a":${s}}`, "genkit:output": s }
     const before = calls.tool
+    const beforeJs = calls.needsJs
     const native = { ...tool }
     spy.onEnd({ attributes: native, name: "lone" })
-    assert.equal(calls.tool - before, raw ? 0 : 1)
+    assert.equal(calls.tool - before, 1)
+    // Raw: no UTF-8 form; escaped: the decoded result text holds a lone surrogate. Both go to JS.
+    assert.equal(calls.needsJs - beforeJs, 1)
     assert.equal(native["gen_ai.tool.call.result"], JSON.parse(s))
     assert.deepStrictEqual(canon(native), canon(runReference(tool)))
   }

@@ -84,8 +84,6 @@ function safeName(span) {
   }
 }
 
-// A string V8 may hold with lone surrogates cannot cross into UTF-8 unchanged: map those in JS.
-const wellFormed = (v) => typeof v !== "string" || v.isWellFormed()
 
 /**
  * Adds the OpenTelemetry GenAI attributes (`gen_ai.*`) to Genkit's flow, agent, model and tool
@@ -118,7 +116,9 @@ class GenkitForMaple {
       } else if (subtype === "model") {
         const nameFlags = js.mapModelName(attrs)
         const native = this.native
-        if (native !== undefined && wellFormed(attrs["genkit:input"]) && wellFormed(attrs["genkit:output"])) {
+        // A string with a lone surrogate has no UTF-8 form: the binding sees it (it reads UTF-16),
+        // writes nothing and returns NEEDS_JS.
+        if (native !== undefined) {
           flags = native.mapModelSpan(attrs)
           if (flags & (P.NEEDS_JS | P.PANIC)) flags = (flags & P.PANIC) | js.mapModelAttributes(attrs)
         } else {
@@ -128,7 +128,7 @@ class GenkitForMaple {
       } else if (subtype === "tool") {
         const nameFlags = js.mapToolName(attrs)
         const native = this.native
-        if (native !== undefined && wellFormed(attrs["genkit:output"])) {
+        if (native !== undefined) {
           flags = native.mapToolSpan(attrs)
           if (flags & (P.NEEDS_JS | P.PANIC)) flags = (flags & P.PANIC) | js.mapToolResult(attrs)
         } else {
