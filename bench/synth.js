@@ -4,18 +4,7 @@
 // toolRequest parts, tool messages with toolResponse parts holding nested JSON, `config`, `tools`
 // with JSON schemas, `output`), `genkit:output` a GenerateResponse (message, finishReason, usage,
 // custom). Deterministic: the same (size, script) always gives the same strings.
-
-/** A small deterministic PRNG (mulberry32). */
-function rng(seed) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+const { mulberry32: rng } = require("../__test__/helpers/prng.js")
 
 const ASCII_WORDS = (
   "the weather in paris is mild today with light rain expected later please check the booking " +

@@ -27,7 +27,7 @@ export interface Receiver {
   /** Every span received so far, in arrival order. */
   spans(): DecodedSpan[]
   /** Request counters and the reasons of rejected requests. */
-  stats(): { requests: number; accepted: number; rejected: number; ignored: number; gzipped: number; errors: string[] }
+  stats(): { requests: number; accepted: number; rejected: number; ignored: number; gzipped: number; errors: string[]; spans: number }
   /** Stops listening. */
   close(): Promise<void>
 }

@@ -20,12 +20,16 @@ function load(name) {
     })
 }
 
-/** JSON attributes compared after JSON.parse/JSON.stringify normalisation (corpus README). */
+/**
+ * Attributes compared after JSON.parse/JSON.stringify normalisation (corpus README): every
+ * `gen_ai.*` string that parses as JSON is re-serialised (a tool result `1e400` or `-0` copied as
+ * written by the native path equals the reference's `null` / `0` only after this).
+ */
 function normalise(attrs) {
   const out = {}
   for (const key of Object.keys(attrs).sort()) {
     const v = attrs[key]
-    if (typeof v === "string" && key.startsWith("gen_ai.") && /^[[{]/.test(v)) {
+    if (typeof v === "string" && key.startsWith("gen_ai.")) {
       try {
         out[key] = JSON.stringify(JSON.parse(v))
         continue

@@ -1,31 +1,12 @@
 "use strict"
 // Genkit-shaped attribute maps for the property tests (fast-check arbitraries), their mutations
-// (tree: type swaps, deletions, nesting, null; text: truncation, non-canonical JSON), and `canon`,
-// the JSON.parse/JSON.stringify normalisation used to compare native, pure JS and the reference.
+// (tree: type swaps, deletions, nesting, null; text: truncation, non-canonical JSON), and re-exports
+// `canon` (fixtures.js `normalise`), the JSON.parse/JSON.stringify normalisation used to compare
+// native, pure JS and the reference.
+const { mulberry32: prng } = require("./prng.js")
+const { normalise: canon } = require("./fixtures.js")
+
 const fc = require("fast-check")
-
-// ---------------------------------------------------------------------------------------------
-// Normalisation.
-
-/**
- * Attributes in a comparable form: keys sorted; every `gen_ai.*` string that is JSON becomes
- * `JSON.stringify(JSON.parse(v))` (the corpus README's normalisation; applied to every JSON text,
- * also scalar ones such as a tool result `1e5` -> `100000`, and to both sides alike).
- */
-function canon(attrs) {
-  const out = {}
-  for (const key of Object.keys(attrs).sort()) {
-    const v = attrs[key]
-    if (typeof v === "string" && key.startsWith("gen_ai.")) {
-      try {
-        out[key] = JSON.stringify(JSON.parse(v))
-        continue
-      } catch {}
-    }
-    out[key] = v
-  }
-  return out
-}
 
 // ---------------------------------------------------------------------------------------------
 // Arbitraries of Genkit values (what genkit 1.42 writes into genkit:input / genkit:output).
@@ -243,17 +224,6 @@ const style = fc.record({
   rawSurrogates: fc.boolean(),
 })
 
-/** A deterministic PRNG from a seed (mulberry32), for the writer's choices. */
-function prng(seed) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /** Serialises a mutated value: canonical (JSON.stringify) or through the non-canonical writer. */
 const serialised = (valueArb) =>

@@ -3,46 +3,11 @@
 // port) and point the exporter at it through OTEL_EXPORTER_OTLP_ENDPOINT. With
 // OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) set, e.g. to Maple's ingest,
 // nothing starts and spans go there.
-import { createRequire } from "node:module"
-import path from "node:path"
-
-/** A span as the receiver decodes it (`decodeOtlpTraces` of the native binding). */
-export interface ReceivedSpan {
-  traceId: string
-  spanId: string
-  parentSpanId: string
-  name: string
-  kind: number
-  startTimeUnixNano: string
-  endTimeUnixNano: string
-  status: { code: number; message: string }
-  attributes: Record<string, unknown>
-}
-
-export interface Receiver {
-  url: string
-  port: number
-  spans(): ReceivedSpan[]
-  stats(): { requests: number; accepted: number; rejected: number; ignored: number; gzipped: number; errors: string[]; spans: number }
-  close(): Promise<void>
-}
-
-export interface Verdict {
-  ok: boolean
-  checks: { name: string; ok: boolean; detail: string }[]
-}
-
-interface ReceiverModule {
-  startReceiver(options?: { port?: number }): Promise<Receiver>
-  renderSessions(spans: ReceivedSpan[]): string
-  checkSessions(spans: ReceivedSpan[]): Verdict
-  renderChecks(verdict: Verdict): string
-}
+import * as receiverModule from "genkit-for-maple/receiver"
+import type { Receiver } from "genkit-for-maple/receiver"
 
 // The receiver ships in the genkit-for-maple package (js/receiver.js, next to the processor).
-const require = createRequire(import.meta.url)
-const packageDir = path.dirname(require.resolve("genkit-for-maple/package.json"))
-export const receiverModule = require(path.join(packageDir, "js", "receiver.js")) as ReceiverModule
+export { receiverModule }
 
 const configured = process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
 
