@@ -304,13 +304,22 @@ pub fn decode_otlp_traces(body: Buffer) -> napi::Result<String> {
 /// The problem flags `mapModelSpan`/`mapToolSpan` return, by name (see the core's `problem`).
 #[napi(object)]
 pub struct ProblemFlags {
+    /// `genkit:input` is not valid JSON: input messages and system instructions omitted.
     pub input_not_json: u32,
+    /// `genkit:input` has a shape the reference throws on: the same two attributes omitted.
     pub input_shape: u32,
+    /// `genkit:output` is not valid JSON: every output attribute omitted.
     pub output_not_json: u32,
+    /// The answer message has a shape the reference throws on: output messages omitted.
     pub output_shape: u32,
+    /// A tool span's `genkit:output` is not valid JSON: the tool call result omitted.
     pub tool_output_not_json: u32,
+    /// Nothing was written; the caller maps the span in JavaScript (lone surrogates, values
+    /// serde_json refuses where `JSON.parse` does not).
     pub needs_js: u32,
+    /// An attribute value of an unexpected JavaScript type, or an error in the JS wrapper.
     pub attribute_type: u32,
+    /// The native mapping panicked; the span was mapped in JavaScript.
     pub panic: u32,
 }
 
