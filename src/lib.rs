@@ -33,8 +33,15 @@ mod utf;
 const INPUT: &CStr = c"genkit:input";
 const OUTPUT: &CStr = c"genkit:output";
 
+/// Buffers larger than this are freed after the call instead of kept for the next span, so one
+/// huge span does not pin its memory for the life of the thread.
+const KEEP_BYTES: usize = 1 << 20;
+
 thread_local! {
     /// Reused input buffers, one per input attribute, so a span costs no allocation for its input.
+    /// Taken out of the cell for the duration of a call (never borrowed across a call into
+    /// JavaScript: a getter on the attribute map may re-enter `onEnd`, and then finds the cell empty
+    /// and works with fresh buffers).
     static BUFFERS: RefCell<(String, String)> = const { RefCell::new((String::new(), String::new())) };
     /// Reused UTF-16 buffer: strings read from V8, and non-ASCII output strings.
     static UTF16: RefCell<Vec<u16>> = const { RefCell::new(Vec::new()) };
@@ -116,13 +123,26 @@ impl Call {
         })
     }
 
-    fn set(&self, key: &CStr, value: sys::napi_value) {
+    /// Sets property `key`; returns `false` when `value` is null (its creation failed: a string
+    /// longer than V8's limit, say) or napi refused.
+    fn set(&self, key: &CStr, value: sys::napi_value) -> bool {
         if value.is_null() {
-            return;
+            return false;
         }
         // SAFETY: live handles of the current call; `key` is NUL-terminated; `value` was created by
         // napi in this `env`. A failure (a frozen object, say) leaves the attribute unset.
-        unsafe { sys::napi_set_named_property(self.env, self.object, key.as_ptr(), value) };
+        let status =
+            unsafe { sys::napi_set_named_property(self.env, self.object, key.as_ptr(), value) };
+        status == sys::Status::napi_ok
+    }
+
+    /// Sets a string property; returns `flag` when it could not be written, `0` otherwise.
+    fn set_string(&self, key: &CStr, text: &str, flag: u32) -> u32 {
+        if self.set(key, self.string(text)) {
+            0
+        } else {
+            flag
+        }
     }
 
     /// Creates a JavaScript string: Latin-1 when ASCII, UTF-16 otherwise. Null on failure.
@@ -187,6 +207,33 @@ impl Call {
     }
 }
 
+/// Runs `f` with this thread's input buffers, taken out of [`BUFFERS`] (re-entrant calls get fresh
+/// ones) and put back afterwards unless they grew beyond [`KEEP_BYTES`].
+fn with_buffers<R>(f: impl FnOnce(&mut String, &mut String) -> R) -> R {
+    let (mut input, mut output) = BUFFERS.take();
+    let result = f(&mut input, &mut output);
+    for buf in [&mut input, &mut output] {
+        if buf.capacity() > KEEP_BYTES {
+            *buf = String::new();
+        }
+    }
+    BUFFERS.set((input, output));
+    UTF16.with_borrow_mut(|units| {
+        if units.capacity() * 2 > KEEP_BYTES {
+            *units = Vec::new();
+        }
+    });
+    result
+}
+
+/// Replaces the default panic hook, which prints to stderr, by a silent one, once per process: a
+/// panic in this addon is caught at the boundary and reported through `diag` as `PANIC` by the
+/// JavaScript wrapper; the processor never writes to the console.
+fn quiet_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| std::panic::set_hook(Box::new(|_| {})));
+}
+
 fn call_of(env: &Env, attributes: &Object<'_>) -> Call {
     Call {
         env: env.raw(),
@@ -203,9 +250,10 @@ fn call_of(env: &Env, attributes: &Object<'_>) -> Call {
 /// Never throws.
 #[napi]
 pub fn map_model_span(env: Env, attributes: Object<'_>) -> u32 {
+    quiet_panics();
     let call = call_of(&env, &attributes);
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        BUFFERS.with_borrow_mut(|(input_buf, output_buf)| {
+        with_buffers(|input_buf, output_buf| {
             let has_input = call.read_string(INPUT, input_buf);
             let has_output = call.read_string(OUTPUT, output_buf);
             if has_input == Read::NotWellFormed || has_output == Read::NotWellFormed {
@@ -228,14 +276,15 @@ pub fn map_model_span(env: Env, attributes: Object<'_>) -> u32 {
             if compound.into_iter().any(|s| matches!(s, Scalar::Json(_))) {
                 return attrs.problems | problem::NEEDS_JS;
             }
+            let mut problems = attrs.problems;
             if let Some(s) = &attrs.input_messages {
-                call.set(c"gen_ai.input.messages", call.string(s));
+                problems |= call.set_string(c"gen_ai.input.messages", s, problem::INPUT_SHAPE);
             }
             if let Some(s) = &attrs.system_instructions {
-                call.set(c"gen_ai.system_instructions", call.string(s));
+                problems |= call.set_string(c"gen_ai.system_instructions", s, problem::INPUT_SHAPE);
             }
             if let Some(s) = &attrs.output_messages {
-                call.set(c"gen_ai.output.messages", call.string(s));
+                problems |= call.set_string(c"gen_ai.output.messages", s, problem::OUTPUT_SHAPE);
             }
             if let Some(reasons) = &reasons {
                 call.set(c"gen_ai.response.finish_reasons", call.array(reasons));
@@ -246,7 +295,7 @@ pub fn map_model_span(env: Env, attributes: Object<'_>) -> u32 {
             if let Some(v) = &output_tokens {
                 call.set(c"gen_ai.usage.output_tokens", call.scalar(v));
             }
-            attrs.problems
+            problems
         })
     }));
     outcome.unwrap_or(problem::PANIC)
@@ -258,9 +307,10 @@ pub fn map_model_span(env: Env, attributes: Object<'_>) -> u32 {
 /// `NEEDS_JS`/`PANIC` when the caller must map it in JavaScript. Never throws.
 #[napi]
 pub fn map_tool_span(env: Env, attributes: Object<'_>) -> u32 {
+    quiet_panics();
     let call = call_of(&env, &attributes);
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        BUFFERS.with_borrow_mut(|(buf, _)| {
+        with_buffers(|buf, _| {
             match call.read_string(OUTPUT, buf) {
                 Read::Str => {}
                 Read::Absent => return 0,
@@ -270,14 +320,16 @@ pub fn map_tool_span(env: Env, attributes: Object<'_>) -> u32 {
             match map_tool_result(output) {
                 ToolResult::Invalid => problem::TOOL_OUTPUT_NOT_JSON,
                 ToolResult::NeedsJs => problem::NEEDS_JS,
-                ToolResult::Text(text) => {
-                    call.set(c"gen_ai.tool.call.result", call.string(&text));
-                    0
-                }
-                ToolResult::Json(json) => {
-                    call.set(c"gen_ai.tool.call.result", call.string(json));
-                    0
-                }
+                ToolResult::Text(text) => call.set_string(
+                    c"gen_ai.tool.call.result",
+                    &text,
+                    problem::TOOL_OUTPUT_NOT_JSON,
+                ),
+                ToolResult::Json(json) => call.set_string(
+                    c"gen_ai.tool.call.result",
+                    json,
+                    problem::TOOL_OUTPUT_NOT_JSON,
+                ),
             }
         })
     }));
@@ -387,7 +439,7 @@ pub fn bench_floor_prepare(keys: Vec<String>, values: Vec<String>) -> u32 {
 pub fn bench_floor(env: Env, attributes: Object<'_>, slot: u32, read_input: bool) -> u32 {
     let call = call_of(&env, &attributes);
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        let read = BUFFERS.with_borrow_mut(|(input_buf, output_buf)| {
+        let read = with_buffers(|input_buf, output_buf| {
             if read_input {
                 call.read_string(INPUT, input_buf);
             } else {

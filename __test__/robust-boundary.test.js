@@ -1,0 +1,63 @@
+"use strict"
+// The napi boundary under re-entrancy and number edge cases (found by an adversarial review):
+// a getter on the attribute map that re-enters onEnd, numbers that round to zero differently.
+const test = require("node:test")
+const assert = require("node:assert/strict")
+const { spawnSync } = require("node:child_process")
+const path = require("node:path")
+const { GenkitForMaple } = require("..")
+const { mapSpanJs } = require("../js/mapping")
+
+const root = path.join(__dirname, "..")
+
+test("a getter that re-enters onEnd: both spans mapped natively, nothing on the console", () => {
+  const script = `
+    const { GenkitForMaple } = require(${JSON.stringify(root)})
+    const p = new GenkitForMaple()
+    const flags = []
+    const native = p.native
+    p.native = { mapModelSpan: (a) => { const f = native.mapModelSpan(a); flags.push(f); return f }, mapToolSpan: (a) => { const f = native.mapToolSpan(a); flags.push(f); return f } }
+    const inner = { "genkit:metadata:subtype": "model", "genkit:name": "g/m", "genkit:input": '{"messages":[{"role":"user","content":[{"text":"in"}]}]}' }
+    const outer = { "genkit:metadata:subtype": "model", "genkit:name": "g/m" }
+    Object.defineProperty(outer, "genkit:input", { enumerable: true, get() {
+      p.onEnd({ name: "inner", attributes: inner })
+      return '{"messages":[{"role":"user","content":[{"text":"out"}]}]}'
+    } })
+    for (let i = 0; i < 50; i++) p.onEnd({ name: "outer", attributes: outer })
+    const toolInner = { "genkit:metadata:subtype": "tool", "genkit:name": "t", "genkit:output": '"x"' }
+    const tool = new Proxy({ "genkit:metadata:subtype": "tool", "genkit:name": "t", "genkit:output": '{"a":1}' }, {
+      set(target, key, value) { if (key === "gen_ai.tool.call.result") p.onEnd({ name: "t2", attributes: toolInner }); target[key] = value; return true },
+    })
+    p.onEnd({ name: "tool", attributes: tool })
+    process.stdout.write(JSON.stringify({ flags, inner: inner["gen_ai.input.messages"], outer: outer["gen_ai.input.messages"], tool: tool["gen_ai.tool.call.result"], toolInner: toolInner["gen_ai.tool.call.result"] }))
+  `
+  const r = spawnSync(process.execPath, ["-e", script], { encoding: "utf8", env: { ...process.env, RUST_BACKTRACE: "1" } })
+  assert.equal(r.status, 0, r.stderr)
+  assert.equal(r.stderr, "", "nothing may reach the console")
+  const out = JSON.parse(r.stdout)
+  assert.equal(out.inner, '[{"role":"user","parts":[{"type":"text","content":"in"}]}]')
+  assert.equal(out.outer, '[{"role":"user","parts":[{"type":"text","content":"out"}]}]')
+  assert.equal(out.tool, '{"a":1}')
+  assert.equal(out.toolInner, "x")
+  assert.ok(out.flags.length >= 102)
+  assert.deepStrictEqual([...new Set(out.flags)], [0], "no PANIC or NEEDS_JS flag")
+})
+
+test("numbers next to the smallest subnormal have JSON.parse's truthiness in every shape position", () => {
+  const processor = new GenkitForMaple()
+  for (const n of ["2.4703282292062328e-324", "2.4703282292062327e-324", "5e-324", "1e-400", "-0.0", "0e99", "4.9406564584124654e-324"]) {
+    const attrSets = [
+      { "genkit:input": `{"messages":[{"role":"model","content":[{"toolRequest":${n}},{"toolResponse":${n}}]}]}` },
+      { "genkit:output": `{"message":${n},"candidates":[{"message":{"role":"model","content":[]},"finishReason":"stop"}],"finishReason":${n}}` },
+      { "genkit:output": `{"candidates":[{"message":${n},"finishReason":"stop"}]}` },
+    ]
+    for (const extra of attrSets) {
+      const base = { "genkit:metadata:subtype": "model", "genkit:name": "g/m", ...extra }
+      const native = { ...base }
+      const js = { ...base }
+      processor.onEnd({ name: "n", attributes: native })
+      mapSpanJs(js)
+      assert.deepStrictEqual(native, js, `${n} in ${JSON.stringify(extra)}`)
+    }
+  }
+})
