@@ -61,3 +61,21 @@ test("numbers next to the smallest subnormal have JSON.parse's truthiness in eve
     }
   }
 })
+
+test("memory stays bounded on a huge array of parts the mapping drops (no per-element storage)", () => {
+  // 10 MB of `0,` parts: storing an entry per element cost ~90x the input (1 GB) before.
+  const script = `
+    const { GenkitForMaple } = require(${JSON.stringify(root)})
+    const input = '{"messages":[{"role":"user","content":[' + "0,".repeat(5e6) + '{"text":"kept"}]}]}'
+    const attrs = { "genkit:metadata:subtype": "model", "genkit:name": "g/m", "genkit:input": input }
+    const before = process.resourceUsage().maxRSS
+    new GenkitForMaple().onEnd({ name: "s", attributes: attrs })
+    const grown = (process.resourceUsage().maxRSS - before) / 1024
+    process.stdout.write(JSON.stringify({ grown, out: attrs["gen_ai.input.messages"] }))
+  `
+  const r = spawnSync(process.execPath, ["-e", script], { encoding: "utf8" })
+  assert.equal(r.status, 0, r.stderr)
+  const { grown, out } = JSON.parse(r.stdout)
+  assert.equal(out, '[{"role":"user","parts":[{"type":"text","content":"kept"}]}]')
+  assert.ok(grown < 200, `maxRSS grew by ${grown.toFixed(0)} MB for a 10 MB input`)
+})

@@ -224,14 +224,56 @@ impl<'de, T: Fields<'de>> Deserialize<'de> for Shape<T> {
 
 struct ArrayVisitor<T>(std::marker::PhantomData<T>);
 
-impl<'de, T: Deserialize<'de>> Visitor<'de> for ArrayVisitor<T> {
+/// Whether an array element must be kept for the mapping. Elements that can never contribute
+/// (a part that is not an object, or an object part with nothing the mapping reads) are not
+/// stored, so a huge array of them costs no memory (`[0,0,0,...]` of 50 MB as `content`).
+pub trait Keep {
+    /// `true` to store the element.
+    fn keep(&self) -> bool {
+        true
+    }
+}
+
+impl Keep for Shape<Message<'_>> {}
+impl Keep for Shape<Candidate<'_>> {}
+impl Keep for Shape<Part<'_>> {
+    fn keep(&self) -> bool {
+        match self {
+            // `null` parts must be seen: the reference throws on them.
+            Shape::Null => true,
+            Shape::Other { .. } => false,
+            Shape::Object(part) => {
+                let truthy = |t: &Option<Shape<ToolPayload<'_>>>| {
+                    matches!(
+                        t,
+                        Some(Shape::Object(_)) | Some(Shape::Other { truthy: true })
+                    )
+                };
+                part.text.is_some()
+                    || part.reasoning.is_some()
+                    || truthy(&part.tool_request)
+                    || truthy(&part.tool_response)
+            }
+        }
+    }
+}
+
+impl<'de, T: Deserialize<'de> + Keep> Visitor<'de> for ArrayVisitor<T> {
     type Value = ArrayShape<T>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("any JSON value")
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(4).min(64));
-        while let Some(item) = seq.next_element()? {
+        let mut items: Vec<T> = Vec::new();
+        while let Some(item) = seq.next_element::<T>()? {
+            if !item.keep() {
+                continue;
+            }
+            // Growth that cannot be allocated fails this parse (the span then goes to the JS
+            // mapping) instead of aborting the process, as `Vec::push` would.
+            if items.len() == items.capacity() && items.try_reserve(items.len().max(4)).is_err() {
+                return Err(de::Error::custom("out of memory for the array"));
+            }
             items.push(item);
         }
         Ok(ArrayShape::Array(items))
@@ -263,7 +305,7 @@ impl<'de, T: Deserialize<'de>> Visitor<'de> for ArrayVisitor<T> {
     }
 }
 
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for ArrayShape<T> {
+impl<'de, T: Deserialize<'de> + Keep> Deserialize<'de> for ArrayShape<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_any(ArrayVisitor(std::marker::PhantomData))
     }
