@@ -72,6 +72,7 @@ function report(script, { native, js }) {
     lines.push(`| ${kind} | ${b.count} | ${us(a.mean)} (${us(a.median)}) | ${us(b.mean)} (${us(b.median)}) | ${(a.mean / b.mean).toFixed(2)}x |`)
   }
   console.log(lines.join("\n"))
+  if (smoke) console.log("SMOKE MODE: a few cold flows, figures meaningless (first calls include loading and JIT)")
   console.log(
     `\n${FLOWS} flows per run; mean genkit:input of model spans ${(native.modelInputBytes / 1024).toFixed(1)} KiB; ` +
       `processor time per flow: JS ${us(js.totalNs / FLOWS)} µs, native ${us(native.totalNs / FLOWS)} µs; ` +
