@@ -79,3 +79,53 @@ test("memory stays bounded on a huge array of parts the mapping drops (no per-el
   assert.equal(out, '[{"role":"user","parts":[{"type":"text","content":"kept"}]}]')
   assert.ok(grown < 200, `maxRSS grew by ${grown.toFixed(0)} MB for a 10 MB input`)
 })
+
+test("a getter that throws on one genkit attribute loses only what depends on it", () => {
+  const processor = new GenkitForMaple()
+  const boom = () => {
+    throw new Error("boom")
+  }
+  const input = '{"messages":[{"role":"user","content":[{"text":"hi"}]}]}'
+  const output = '{"message":{"role":"model","content":[{"text":"yo"}]},"finishReason":"stop","usage":{"inputTokens":3}}'
+
+  const badOutput = { "genkit:metadata:subtype": "model", "genkit:name": "g/m", "genkit:input": input }
+  Object.defineProperty(badOutput, "genkit:output", { enumerable: true, get: boom })
+  assert.doesNotThrow(() => processor.onEnd({ name: "m", attributes: badOutput }))
+  assert.equal(badOutput["gen_ai.input.messages"], '[{"role":"user","parts":[{"type":"text","content":"hi"}]}]')
+  assert.equal(badOutput["gen_ai.output.messages"], undefined)
+  assert.equal(badOutput["gen_ai.operation.name"], "chat")
+
+  const badInput = { "genkit:metadata:subtype": "model", "genkit:name": "g/m", "genkit:output": output }
+  Object.defineProperty(badInput, "genkit:input", { enumerable: true, get: boom })
+  assert.doesNotThrow(() => processor.onEnd({ name: "m", attributes: badInput }))
+  assert.equal(badInput["gen_ai.input.messages"], undefined)
+  assert.equal(badInput["gen_ai.output.messages"], '[{"role":"assistant","parts":[{"type":"text","content":"yo"}],"finish_reason":"stop"}]')
+  assert.deepStrictEqual(badInput["gen_ai.response.finish_reasons"], ["stop"])
+  assert.equal(badInput["gen_ai.usage.input_tokens"], 3)
+
+  const tool = { "genkit:metadata:subtype": "tool", "genkit:name": "t", "genkit:input": "{}" }
+  Object.defineProperty(tool, "genkit:output", { enumerable: true, get: boom })
+  assert.doesNotThrow(() => processor.onEnd({ name: "t", attributes: tool }))
+  assert.equal(tool["gen_ai.tool.name"], "t")
+  assert.equal(tool["gen_ai.tool.call.result"], undefined)
+})
+
+test("a setter that throws for one gen_ai attribute loses only that attribute", () => {
+  const target = {
+    "genkit:metadata:subtype": "model",
+    "genkit:name": "g/m",
+    "genkit:input": '{"messages":[]}',
+    "genkit:output": '{"message":{"role":"model","content":[]},"finishReason":"stop"}',
+  }
+  const attrs = new Proxy(target, {
+    set(o, k, v) {
+      if (k === "gen_ai.input.messages") throw new Error("no")
+      o[k] = v
+      return true
+    },
+  })
+  assert.doesNotThrow(() => new GenkitForMaple().onEnd({ name: "x", attributes: attrs }))
+  assert.equal(target["gen_ai.input.messages"], undefined)
+  assert.equal(target["gen_ai.output.messages"], '[{"role":"assistant","parts":[],"finish_reason":"stop"}]')
+  assert.deepStrictEqual(target["gen_ai.response.finish_reasons"], ["stop"])
+})

@@ -56,6 +56,9 @@ enum Read {
     Absent,
     /// A string with a lone surrogate.
     NotWellFormed,
+    /// Reading the property threw (a getter on a user-made attribute map): the exception was
+    /// cleared so that the other attributes can still be read and written.
+    Threw,
 }
 
 /// Raw napi handles of one call. All methods are only called during the `#[napi]` call that
@@ -80,6 +83,15 @@ impl Call {
         let status = unsafe {
             sys::napi_get_named_property(self.env, self.object, key.as_ptr(), &mut value)
         };
+        if status != sys::Status::napi_ok {
+            let mut pending = false;
+            // SAFETY: live `env`, valid out-pointer.
+            unsafe { sys::napi_is_exception_pending(self.env, &mut pending) };
+            if pending {
+                self.clear_exception();
+                return Read::Threw;
+            }
+        }
         if status != sys::Status::napi_ok {
             return Read::Absent;
         }
@@ -123,6 +135,15 @@ impl Call {
         })
     }
 
+    /// Clears a pending JavaScript exception (thrown by a getter, setter or Proxy trap of a
+    /// user-made attribute map); its value is dropped: the caller reports the problem kind through
+    /// diag, and the later napi calls of this call work again.
+    fn clear_exception(&self) {
+        let mut error = ptr::null_mut();
+        // SAFETY: live `env`, valid out-pointer; a no-op when no exception is pending.
+        unsafe { sys::napi_get_and_clear_last_exception(self.env, &mut error) };
+    }
+
     /// Sets property `key`; returns `false` when `value` is null (its creation failed: a string
     /// longer than V8's limit, say) or napi refused.
     fn set(&self, key: &CStr, value: sys::napi_value) -> bool {
@@ -133,7 +154,12 @@ impl Call {
         // napi in this `env`. A failure (a frozen object, say) leaves the attribute unset.
         let status =
             unsafe { sys::napi_set_named_property(self.env, self.object, key.as_ptr(), value) };
-        status == sys::Status::napi_ok
+        if status != sys::Status::napi_ok {
+            // A setter or Proxy trap that threw: clear it so the other attributes are still written.
+            self.clear_exception();
+            return false;
+        }
+        true
     }
 
     /// Sets a string property; returns `flag` when it could not be written, `0` otherwise.
@@ -259,9 +285,22 @@ pub fn map_model_span(env: Env, attributes: Object<'_>) -> u32 {
             if has_input == Read::NotWellFormed || has_output == Read::NotWellFormed {
                 return problem::NEEDS_JS;
             }
+            // A getter that threw: that attribute is treated as absent-and-broken, the other one
+            // is still mapped (per-attribute degradation).
+            let mut threw = 0;
+            if has_input == Read::Threw {
+                threw |= problem::ATTRIBUTE_TYPE | problem::INPUT_NOT_JSON;
+            }
+            if has_output == Read::Threw {
+                threw |= problem::ATTRIBUTE_TYPE | problem::OUTPUT_NOT_JSON;
+            }
             let input = (has_input == Read::Str).then_some(input_buf.as_str());
             let output = (has_output == Read::Str).then_some(output_buf.as_str());
-            let attrs = map_model(input, output);
+            let mut attrs = map_model(input, output);
+            if has_input == Read::Threw {
+                attrs.input_messages = None;
+                attrs.system_instructions = None;
+            }
             let reasons: Option<Vec<Scalar<'_>>> = attrs
                 .finish_reasons
                 .as_ref()
@@ -276,7 +315,7 @@ pub fn map_model_span(env: Env, attributes: Object<'_>) -> u32 {
             if compound.into_iter().any(|s| matches!(s, Scalar::Json(_))) {
                 return attrs.problems | problem::NEEDS_JS;
             }
-            let mut problems = attrs.problems;
+            let mut problems = attrs.problems | threw;
             if let Some(s) = &attrs.input_messages {
                 problems |= call.set_string(c"gen_ai.input.messages", s, problem::INPUT_SHAPE);
             }
@@ -315,6 +354,7 @@ pub fn map_tool_span(env: Env, attributes: Object<'_>) -> u32 {
                 Read::Str => {}
                 Read::Absent => return 0,
                 Read::NotWellFormed => return problem::NEEDS_JS,
+                Read::Threw => return problem::ATTRIBUTE_TYPE | problem::TOOL_OUTPUT_NOT_JSON,
             }
             let output = buf.as_str();
             match map_tool_result(output) {
