@@ -224,4 +224,4 @@ function mapSpanJs(attrs) {
   }
 }
 
-module.exports = { P, mapSpanJs, mapAgent, mapModelName, mapModelAttributes, mapToolName, mapToolResult }
+module.exports = { P, FAIL, parse, mapSpanJs, mapAgent, mapModelName, mapModelAttributes, mapToolName, mapToolResult }

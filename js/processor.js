@@ -53,13 +53,11 @@ const REPORT_INTERVAL_MS = 60_000
 class Reporter {
   constructor() {
     this.last = new Map()
-    this.counts = new Map()
   }
 
   report(flags, span, detail) {
     for (const [flag, text] of PROBLEM_TEXT) {
       if ((flags & flag) === 0) continue
-      this.counts.set(flag, (this.counts.get(flag) ?? 0) + 1)
       const now = Date.now()
       const last = this.last.get(flag)
       if (last !== undefined && now - last < REPORT_INTERVAL_MS) continue
@@ -84,7 +82,6 @@ function safeName(span) {
   }
 }
 
-
 /**
  * Adds the OpenTelemetry GenAI attributes (`gen_ai.*`) to Genkit's flow, agent, model and tool
  * spans in `onEnd`. See index.d.ts for the public contract.
@@ -105,36 +102,22 @@ class GenkitForMaple {
   onStart() {}
 
   onEnd(span) {
-    let attrs
     try {
-      attrs = span.attributes
+      const attrs = span.attributes
       if (attrs === null || typeof attrs !== "object") return
       const subtype = attrs["genkit:metadata:subtype"]
+      const native = this.native
       let flags = 0
-      if (subtype === "flow" || subtype === "agent") {
-        flags = js.mapAgent(attrs)
+      if (subtype === undefined) {
+        // util, flowStep, promptTemplate and non-Genkit spans: nothing to map.
+      } else if (native === undefined || (subtype !== "model" && subtype !== "tool")) {
+        // Flow and agent spans need no JSON (the JS mapping is their fast path); without the
+        // binding, everything goes through the JS mapping.
+        flags = js.mapSpanJs(attrs)
       } else if (subtype === "model") {
-        const nameFlags = js.mapModelName(attrs)
-        const native = this.native
-        // A string with a lone surrogate has no UTF-8 form: the binding sees it (it reads UTF-16),
-        // writes nothing and returns NEEDS_JS.
-        if (native !== undefined) {
-          flags = native.mapModelSpan(attrs)
-          if (flags & (P.NEEDS_JS | P.PANIC)) flags = (flags & P.PANIC) | js.mapModelAttributes(attrs)
-        } else {
-          flags = js.mapModelAttributes(attrs)
-        }
-        flags |= nameFlags
-      } else if (subtype === "tool") {
-        const nameFlags = js.mapToolName(attrs)
-        const native = this.native
-        if (native !== undefined) {
-          flags = native.mapToolSpan(attrs)
-          if (flags & (P.NEEDS_JS | P.PANIC)) flags = (flags & P.PANIC) | js.mapToolResult(attrs)
-        } else {
-          flags = js.mapToolResult(attrs)
-        }
-        flags |= nameFlags
+        flags = js.mapModelName(attrs) | this.mapNative(native.mapModelSpan, js.mapModelAttributes, attrs)
+      } else {
+        flags = js.mapToolName(attrs) | this.mapNative(native.mapToolSpan, js.mapToolResult, attrs)
       }
       if (flags !== 0) this.problems.report(flags, span)
     } catch (error) {
@@ -142,6 +125,15 @@ class GenkitForMaple {
       // still reaches the next processor with whatever was written.
       this.problems.report(P.ATTRIBUTE_TYPE, span, safeMessage(error))
     }
+  }
+
+  /**
+   * The JSON-derived attributes through the binding; when it answers NEEDS_JS (a lone surrogate,
+   * a value serde_json refuses) or PANIC, it wrote nothing and the JS twin maps them instead.
+   */
+  mapNative(nativeFn, jsFn, attrs) {
+    const flags = nativeFn(attrs)
+    return flags & (P.NEEDS_JS | P.PANIC) ? (flags & P.PANIC) | jsFn(attrs) : flags
   }
 
   forceFlush() {

@@ -13,6 +13,7 @@
 
 const http = require("node:http")
 const zlib = require("node:zlib")
+const { parse, FAIL } = require("./mapping")
 
 const MAX_BODY_BYTES = 64 * 1024 * 1024
 // OTLP/HTTP: POSTs to these paths of the same endpoint are accepted. Only traces are decoded; the
@@ -142,13 +143,10 @@ const nanos = (span) => {
 const byStart = (a, b) => (nanos(a) < nanos(b) ? -1 : nanos(a) > nanos(b) ? 1 : 0)
 const attrsOf = (span) => span.attributes ?? {}
 
+/** A JSON attribute's value, `undefined` when it is not a string or not JSON. */
 function parseJson(value) {
-  if (typeof value !== "string") return undefined
-  try {
-    return JSON.parse(value)
-  } catch {
-    return undefined
-  }
+  const parsed = parse(value)
+  return parsed === FAIL ? undefined : parsed
 }
 
 /**

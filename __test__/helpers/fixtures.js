@@ -1,5 +1,5 @@
 "use strict"
-// Loading the corpus copied from ../shared/corpus into __test__/fixtures (the project never reads ../shared).
+// Loading the real Genkit corpus, copied into __test__/fixtures (tests read only these copies).
 const fs = require("node:fs")
 const path = require("node:path")
 

@@ -6,7 +6,9 @@
 //! name split (`gen_ai.provider.name`, `gen_ai.request.model`) and `gen_ai.tool.call.arguments`,
 //! which copy attribute values as they are.
 
-use crate::genkit::{ArrayShape, GenerateRequest, GenerateResponse, Message, Raw, Shape};
+use crate::genkit::{
+    ArrayShape, Candidate, GenerateRequest, GenerateResponse, Message, Raw, Shape,
+};
 use crate::semconv::{
     check_message, check_messages, raw_is_str, raw_is_truthy, write_message, write_parts,
 };
@@ -166,57 +168,19 @@ fn map_output<'a>(output: &'a str, attrs: &mut ModelAttributes<'a>) {
         }
     };
 
-    let top_truthy = |shape: &Option<Shape<Message<'a>>>| match shape {
-        Some(Shape::Object(_)) => true,
-        Some(Shape::Other { truthy }) => *truthy,
-        _ => false,
-    };
-
     let mut finish_reasons: Option<Vec<Raw<'a>>> = None;
-    if top_truthy(&response.message) {
-        let message = response.message.as_ref().expect("checked above");
-        match (check_message(message), message) {
-            (Ok(()), Shape::Object(m)) => {
-                let mut out = String::with_capacity(output.len() / 2 + 2);
-                out.push('[');
-                write_message(&mut out, m, response.finish_reason);
-                out.push(']');
-                attrs.output_messages = Some(out);
-            }
-            _ => attrs.problems |= problem::OUTPUT_SHAPE,
-        }
-    } else if let Some(ArrayShape::Array(candidates)) = &response.candidates {
-        let mut out = String::with_capacity(output.len() / 2 + 2);
-        let mut reasons = Vec::new();
-        let mut bad = false;
-        out.push('[');
-        for candidate in candidates {
-            let Shape::Object(candidate) = candidate else {
-                continue;
-            };
-            if !top_truthy(&candidate.message) {
-                continue;
-            }
-            match candidate.message.as_ref().expect("checked above") {
-                Shape::Object(m) if check_content_ok(m) => {
-                    if out.len() > 1 {
-                        out.push(',');
-                    }
-                    write_message(&mut out, m, candidate.finish_reason);
-                    if let Some(reason) = candidate.finish_reason.filter(|r| raw_is_truthy(r)) {
-                        reasons.push(reason);
-                    }
-                }
-                _ => bad = true,
-            }
-        }
-        out.push(']');
-        if bad {
-            attrs.problems |= problem::OUTPUT_SHAPE;
-        } else if out.len() > 2 {
+    match answer(&response.message) {
+        Some(Ok(m)) => {
+            let mut out = String::with_capacity(output.len() / 2 + 2);
+            out.push('[');
+            write_message(&mut out, m, response.finish_reason);
+            out.push(']');
             attrs.output_messages = Some(out);
-            if !reasons.is_empty() {
-                finish_reasons = Some(reasons);
+        }
+        Some(Err(())) => attrs.problems |= problem::OUTPUT_SHAPE,
+        None => {
+            if let Some(ArrayShape::Array(candidates)) = &response.candidates {
+                map_candidates(candidates, output.len(), attrs, &mut finish_reasons);
             }
         }
     }
@@ -232,8 +196,57 @@ fn map_output<'a>(output: &'a str, attrs: &mut ModelAttributes<'a>) {
     }
 }
 
-fn check_content_ok(message: &Message<'_>) -> bool {
-    matches!(&message.content, Some(ArrayShape::Array(parts)) if !parts.iter().any(|p| matches!(p, Shape::Null)))
+/// What an answer `message` (the top-level one or a candidate's) gives: `None` when absent or falsy
+/// (seed 000's `if (output?.message)`), the message when it converts, `Err` when the reference
+/// would throw on it (a truthy non-object, content that is not an array, a `null` part).
+fn answer<'s, 'a>(message: &'s Option<Shape<Message<'a>>>) -> Option<Result<&'s Message<'a>, ()>> {
+    match message {
+        Some(shape @ Shape::Object(m)) => Some(check_message(shape).map(|()| m).map_err(|_| ())),
+        Some(Shape::Other { truthy: true }) => Some(Err(())),
+        _ => None,
+    }
+}
+
+/// Candidate-form answers (issue 5): one output message per candidate whose `message` is truthy,
+/// in order, each with its own finish reason; the truthy finish reasons become
+/// `finish_reasons`. A candidate message the reference would throw on omits the output messages.
+fn map_candidates<'a>(
+    candidates: &[Shape<Candidate<'a>>],
+    output_len: usize,
+    attrs: &mut ModelAttributes<'a>,
+    finish_reasons: &mut Option<Vec<Raw<'a>>>,
+) {
+    let mut out = String::with_capacity(output_len / 2 + 2);
+    let mut reasons = Vec::new();
+    out.push('[');
+    for candidate in candidates {
+        let Shape::Object(candidate) = candidate else {
+            continue;
+        };
+        match answer(&candidate.message) {
+            None => continue,
+            Some(Err(())) => {
+                attrs.problems |= problem::OUTPUT_SHAPE;
+                return;
+            }
+            Some(Ok(m)) => {
+                if out.len() > 1 {
+                    out.push(',');
+                }
+                write_message(&mut out, m, candidate.finish_reason);
+                if let Some(reason) = candidate.finish_reason.filter(|r| raw_is_truthy(r)) {
+                    reasons.push(reason);
+                }
+            }
+        }
+    }
+    out.push(']');
+    if out.len() > 2 {
+        attrs.output_messages = Some(out);
+        if !reasons.is_empty() {
+            *finish_reasons = Some(reasons);
+        }
+    }
 }
 
 /// What a tool span's `genkit:output` becomes in `gen_ai.tool.call.result` (seed 000: a JSON string
