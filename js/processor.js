@@ -83,13 +83,21 @@ function safeName(span) {
 }
 
 /**
+ * The JSON-derived attributes through the binding; when it answers NEEDS_JS (a lone surrogate, a
+ * value serde_json refuses) or PANIC, it wrote nothing and the JS twin maps them instead.
+ */
+function mapNative(nativeFn, jsFn, attrs) {
+  const flags = nativeFn(attrs)
+  return flags & (P.NEEDS_JS | P.PANIC) ? (flags & P.PANIC) | jsFn(attrs) : flags
+}
+
+/**
  * Adds the OpenTelemetry GenAI attributes (`gen_ai.*`) to Genkit's flow, agent, model and tool
  * spans in `onEnd`. See index.d.ts for the public contract.
  */
 class GenkitForMaple {
-  /** @param {import("../index").GenkitForMapleOptions} [options] */
-  constructor(options = {}) {
-    this.options = { ...options }
+  /** @param {import("../index").GenkitForMapleOptions} [_options] none yet; later options go here. */
+  constructor(_options = {}) {
     this.native = loadNative()
     this.problems = new Reporter()
   }
@@ -115,9 +123,9 @@ class GenkitForMaple {
         // binding, everything goes through the JS mapping.
         flags = js.mapSpanJs(attrs)
       } else if (subtype === "model") {
-        flags = js.mapModelName(attrs) | this.mapNative(native.mapModelSpan, js.mapModelAttributes, attrs)
+        flags = js.mapModelName(attrs) | mapNative(native.mapModelSpan, js.mapModelAttributes, attrs)
       } else {
-        flags = js.mapToolName(attrs) | this.mapNative(native.mapToolSpan, js.mapToolResult, attrs)
+        flags = js.mapToolName(attrs) | mapNative(native.mapToolSpan, js.mapToolResult, attrs)
       }
       if (flags !== 0) this.problems.report(flags, span)
     } catch (error) {
@@ -125,15 +133,6 @@ class GenkitForMaple {
       // still reaches the next processor with whatever was written.
       this.problems.report(P.ATTRIBUTE_TYPE, span, safeMessage(error))
     }
-  }
-
-  /**
-   * The JSON-derived attributes through the binding; when it answers NEEDS_JS (a lone surrogate,
-   * a value serde_json refuses) or PANIC, it wrote nothing and the JS twin maps them instead.
-   */
-  mapNative(nativeFn, jsFn, attrs) {
-    const flags = nativeFn(attrs)
-    return flags & (P.NEEDS_JS | P.PANIC) ? (flags & P.PANIC) | jsFn(attrs) : flags
   }
 
   forceFlush() {
