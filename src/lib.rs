@@ -35,7 +35,7 @@ const OUTPUT: &CStr = c"genkit:output";
 
 /// Buffers larger than this are freed after the call instead of kept for the next span, so one
 /// huge span does not pin its memory for the life of the thread.
-const KEEP_BYTES: usize = 1 << 20;
+const KEEP_BYTES: usize = 16 << 20;
 
 thread_local! {
     /// Reused input buffers, one per input attribute, so a span costs no allocation for its input.
