@@ -7,10 +7,14 @@
 //! - [`semconv`]: attribute keys and the GenAI message JSON writers.
 //! - [`mapping`]: model and tool span rules (seed 000) and their degradation.
 //! - [`otlp`]: `ExportTraceServiceRequest` protobuf decoding.
+//! - [`cost`]: `gen_ai.usage.cost` from token counts (pydantic's genai-prices, bundled prices).
+//! - [`pairing`]: `gen_ai.tool.call.id` for tool spans, from the model answers that asked for them.
 
+pub mod cost;
 pub mod genkit;
 pub mod mapping;
 pub mod otlp;
+pub mod pairing;
 pub mod semconv;
 
 pub use mapping::{map_model, map_tool_result, problem, ModelAttributes, Scalar, ToolResult};
