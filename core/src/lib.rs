@@ -7,11 +7,16 @@
 //! - [`semconv`]: attribute keys and the GenAI message JSON writers.
 //! - [`mapping`]: model and tool span rules (seed 000) and their degradation.
 //! - [`otlp`]: `ExportTraceServiceRequest` protobuf decoding.
+//! - [`span`]: the whole-span mapping shared by the processor and the native exporter (the seam:
+//!   [`span::SpanInput`] in, [`span::Mapped`] out, [`span::Options`] with the modes).
+//! - [`complete`]: the rules of complete mode (issue 10).
 
+pub mod complete;
 pub mod genkit;
 pub mod mapping;
 pub mod otlp;
 pub mod semconv;
+pub mod span;
 
 pub use mapping::{map_model, map_tool_result, problem, ModelAttributes, Scalar, ToolResult};
 
