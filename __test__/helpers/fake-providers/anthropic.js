@@ -8,7 +8,7 @@
 // refusal, usage with cache_read_input_tokens and cache_creation_input_tokens (input_tokens
 // excludes both, as Anthropic counts).
 const { startServer } = require("./server")
-const { TEXT, USAGE, decide, pieces } = require("./script")
+const { TEXT, USAGE, CALLS, decide, pieces } = require("./script")
 
 const SIGNATURE = "EqQBCkgIBhABGAIiQGZha2UtdGhpbmtpbmctc2lnbmF0dXJlLWZvci10ZXN0cw=="
 
@@ -35,7 +35,11 @@ function invalid(body) {
 function lastTurn(body) {
   const last = body.messages.at(-1)
   const content = typeof last.content === "string" ? [{ type: "text", text: last.content }] : last.content
-  const result = content.find((b) => b.type === "tool_result")
+  const results = content.filter((b) => b.type === "tool_result")
+  const result = results[0]
+  if (result && (results.length > 1 || !JSON.stringify(result.content).includes("tempC"))) {
+    return { lastText: "", toolResult: result.content, toolResults: results.map((b) => ({ name: b.tool_use_id })) }
+  }
   if (result) {
     const text = result.content.map((b) => b.text ?? "").join("")
     return { lastText: "", toolResult: JSON.parse(text) }
@@ -58,6 +62,22 @@ function usage(kind) {
 /** The content blocks and stop_reason of one answer. */
 function answer(kind, toolId) {
   switch (kind) {
+    case "parallelCalls":
+    case "refundCall":
+    case "notesCall":
+      return {
+        content: [
+          { type: "text", text: TEXT.toolPreamble },
+          ...CALLS[kind].map(([name, input], i) => ({ type: "tool_use", id: `${toolId}_${i}`, name, input })),
+        ],
+        stop_reason: "tool_use",
+      }
+    case "afterTools":
+      return { content: [{ type: "text", text: TEXT.afterTools }], stop_reason: "end_turn" }
+    case "describe":
+      return { content: [{ type: "text", text: TEXT.describe }], stop_reason: "end_turn" }
+    case "json":
+      return { content: [{ type: "text", text: TEXT.json }], stop_reason: "end_turn" }
     case "toolCall":
       return {
         content: [
@@ -147,6 +167,7 @@ async function startAnthropic({ apiKey }) {
     const { model } = req.body
     const kind = decide(lastTurn(req.body))
     req.kind = kind
+    if (kind === "modelError") return reply.json(400, { type: "error", error: { type: "invalid_request_error", message: TEXT.modelError } })
     n++
     const id = `msg_fake${String(n).padStart(4, "0")}`
     const toolId = `toolu_fake${String(n).padStart(4, "0")}`

@@ -6,7 +6,7 @@
 // `functionCall` parts (no id, as the Gemini API sends them), usageMetadata with
 // cachedContentTokenCount and thoughtsTokenCount, finishReason STOP / MAX_TOKENS / SAFETY.
 const { startServer } = require("./server")
-const { TEXT, USAGE, decide, pieces } = require("./script")
+const { TEXT, USAGE, CALLS, RED_PNG, decide, pieces } = require("./script")
 
 const THOUGHT_SIGNATURE = "CiQBjz1rX2Zha2UtdGhvdWdodC1zaWduYXR1cmUtZm9yLXRlc3Rz"
 
@@ -28,7 +28,11 @@ function invalid(body) {
 /** The turn the script answers: the last `contents` entry (a user text or a functionResponse). */
 function lastTurn(body) {
   const last = body.contents.at(-1)
-  const response = last.parts.find((p) => p.functionResponse)
+  const responses = last.parts.filter((p) => p.functionResponse)
+  const response = responses[0]
+  if (responses.length > 0 && (responses.length > 1 || response.functionResponse.name !== "getWeather")) {
+    return { lastText: "", toolResult: response.functionResponse.response, toolResults: responses.map((p) => ({ name: p.functionResponse.name })) }
+  }
   if (response) {
     if (response.functionResponse.name !== "getWeather") throw new Error("functionResponse for an unknown tool")
     // Genkit wraps the tool output: { name, content: output }.
@@ -73,6 +77,20 @@ function answer(kind) {
       return { parts: [{ text: TEXT.poem }], finishReason: "MAX_TOKENS" }
     case "hello":
       return { parts: [{ text: TEXT.hello }], finishReason: "STOP" }
+    case "parallelCalls":
+    case "refundCall":
+    case "notesCall":
+      // Gemini 2.5 sends no call ids: the plugin's toolRequests carry no ref.
+      return { parts: CALLS[kind].map(([name, args]) => ({ functionCall: { name, args } })), finishReason: "STOP" }
+    case "afterTools":
+      return { parts: [{ text: TEXT.afterTools }], finishReason: "STOP" }
+    case "describe":
+      return { parts: [{ text: TEXT.describe }], finishReason: "STOP" }
+    case "image":
+      // An image model's answer: the picture inline, and a line of text.
+      return { parts: [{ text: TEXT.drawn }, { inlineData: { mimeType: "image/png", data: RED_PNG } }], finishReason: "STOP" }
+    case "json":
+      return { parts: [{ text: TEXT.json }], finishReason: "STOP" }
     case "blocked":
       // A candidate blocked by the safety filters: no content, the rating that blocked it.
       return {
@@ -147,6 +165,7 @@ async function startGemini({ apiKey }) {
     const [, model, method] = m
     const kind = decide(lastTurn(req.body))
     req.kind = kind
+    if (kind === "modelError") return reply.json(400, { error: { code: 400, message: TEXT.modelError, status: "INVALID_ARGUMENT" } })
     const id = `fake-gemini-${++n}`
     if (method === "generateContent") return reply.json(200, generateContentResponse(kind, model, id))
     if (req.query.get("alt") !== "sse") throw new Error("streamGenerateContent without alt=sse")

@@ -10,7 +10,7 @@
 // `deepseek-reasoner` the message carries `reasoning_content`, which the plugin turns into a
 // reasoning part, and usage adds prompt_cache_hit_tokens / prompt_cache_miss_tokens.
 const { startServer } = require("./server")
-const { TEXT, USAGE, decide, pieces } = require("./script")
+const { TEXT, USAGE, CALLS, decide, pieces } = require("./script")
 
 const CREATED = 1750000000
 
@@ -28,7 +28,23 @@ function invalid(body) {
 
 function lastTurn(body) {
   const last = body.messages.at(-1)
-  if (last.role === "tool") return { lastText: "", toolResult: JSON.parse(last.content) }
+  if (last.role === "tool") {
+    let first = body.messages.length - 1
+    while (body.messages[first - 1]?.role === "tool") first--
+    const results = body.messages.slice(first)
+    const parse = (m) => {
+      try {
+        return JSON.parse(typeof m.content === "string" ? m.content : JSON.stringify(m.content))
+      } catch {
+        return m.content
+      }
+    }
+    const toolResult = parse(results[0])
+    if (results.length > 1 || JSON.stringify(toolResult) !== JSON.stringify({ ...toolResult, tempC: 18 })) {
+      return { lastText: "", toolResult, toolResults: results.map((m) => ({ name: m.tool_call_id })) }
+    }
+    return { lastText: "", toolResult }
+  }
   const content = typeof last.content === "string" ? last.content : last.content.map((p) => p.text ?? "").join("")
   return { lastText: content, toolResult: undefined }
 }
@@ -59,6 +75,23 @@ function usage(kind, model) {
 /** The assistant message and finish_reason of one answer. */
 function answer(kind, model, callId) {
   switch (kind) {
+    case "parallelCalls":
+    case "refundCall":
+    case "notesCall":
+      return {
+        message: {
+          role: "assistant",
+          content: null,
+          tool_calls: CALLS[kind].map(([name, input], i) => ({ id: `${callId}_${i}`, type: "function", function: { name, arguments: JSON.stringify(input) } })),
+          refusal: null,
+          annotations: [],
+        },
+        finish_reason: "tool_calls",
+      }
+    case "afterTools":
+    case "describe":
+    case "json":
+      return { message: { role: "assistant", content: TEXT[kind], refusal: null, annotations: [] }, finish_reason: "stop" }
     case "toolCall":
       return {
         message: {
@@ -121,10 +154,9 @@ function chunks(kind, model, id, callId, includeUsage) {
   })
   const out = [chunk({ role: "assistant", content: message.content === null ? null : "", refusal: null })]
   if (message.reasoning_content) out.push(chunk({ reasoning_content: message.reasoning_content }))
-  if (message.tool_calls) {
-    const call = message.tool_calls[0]
-    out.push(chunk({ tool_calls: [{ index: 0, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } }] }))
-    for (const args of pieces(call.function.arguments)) out.push(chunk({ tool_calls: [{ index: 0, function: { arguments: args } }] }))
+  for (const [index, call] of (message.tool_calls ?? []).entries()) {
+    out.push(chunk({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } }] }))
+    for (const args of pieces(call.function.arguments)) out.push(chunk({ tool_calls: [{ index, function: { arguments: args } }] }))
   }
   if (message.content) for (const content of pieces(message.content)) out.push(chunk({ content }))
   if (message.refusal) for (const refusal of pieces(message.refusal)) out.push(chunk({ refusal }))
@@ -154,6 +186,7 @@ async function startOpenAI({ apiKey }) {
     const { model } = req.body
     const kind = decide(lastTurn(req.body))
     req.kind = kind
+    if (kind === "modelError") return reply.json(400, { error: { message: TEXT.modelError, type: "invalid_request_error", param: null, code: null } })
     n++
     const id = `chatcmpl-fake${String(n).padStart(4, "0")}`
     const callId = `call_fake${String(n).padStart(4, "0")}`

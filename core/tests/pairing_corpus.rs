@@ -1,0 +1,198 @@
+//! Tool call id pairing (rule 5 of issue 10) replayed on the real Genkit spans: the corpus
+//! (`genkit-1.42-spans.jsonl`), the plugin corpus and the scenario corpus (real plugins against the
+//! fake providers, `scripts/gen-scenario-corpus.js`), fed in the order the spans ended, as a span
+//! processor sees them. Every tool span gets the ref of a request for the same tool with an equal
+//! input from the model answer of its own `generate` span, each ref once, and the ref the next model
+//! call answers with its `toolResponse` where the output tells calls apart; a tool span whose
+//! request has no ref (Gemini 2.5) gets none; the state is empty once every trace ended.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::time::Instant;
+
+use genkit_for_maple_core::pairing::ToolCallPairing;
+use serde_json::Value;
+
+fn rows(file: &str) -> Vec<Value> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../__test__/fixtures")
+        .join(file);
+    let text = std::fs::read_to_string(&path).expect("fixture readable");
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("a JSON row"))
+        .collect()
+}
+
+fn attr<'a>(row: &'a Value, key: &str) -> Option<&'a str> {
+    row["attributes"][key].as_str()
+}
+
+fn parsed(row: &Value, key: &str) -> Value {
+    attr(row, key)
+        .and_then(|s| serde_json::from_str(s).ok())
+        .unwrap_or(Value::Null)
+}
+
+fn answer(row: &Value) -> Value {
+    let out = parsed(row, "genkit:output");
+    if out["message"].is_object() {
+        out["message"].clone()
+    } else {
+        out["candidates"][0]["message"].clone()
+    }
+}
+
+fn parent(row: &Value) -> Option<&str> {
+    row["parentSpanId"].as_str().filter(|s| !s.is_empty())
+}
+
+struct Replay {
+    tools: usize,
+    with_id: usize,
+    without_ref: usize,
+}
+
+fn replay(file: &str) -> Replay {
+    let rows = rows(file);
+    let now = Instant::now();
+    let mut state = ToolCallPairing::new();
+    let mut given: HashSet<(String, String)> = HashSet::new();
+    // What the next model calls answered: (trace, ref) -> tool output.
+    let mut responses: HashMap<(String, String), Value> = HashMap::new();
+    for row in &rows {
+        if attr(row, "genkit:metadata:subtype") == Some("model") {
+            for m in parsed(row, "genkit:input")["messages"]
+                .as_array()
+                .into_iter()
+                .flatten()
+            {
+                for p in m["content"].as_array().into_iter().flatten() {
+                    if let Some(r) = p["toolResponse"]["ref"].as_str() {
+                        responses.insert(
+                            (row["traceId"].as_str().unwrap_or("").into(), r.into()),
+                            p["toolResponse"]["output"].clone(),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    let mut replay = Replay {
+        tools: 0,
+        with_id: 0,
+        without_ref: 0,
+    };
+    for row in &rows {
+        let trace = row["traceId"].as_str().expect("trace id");
+        let span = row["spanId"].as_str().expect("span id");
+        match attr(row, "genkit:metadata:subtype") {
+            Some("model") => {
+                if let (Some(p), Some(out)) = (parent(row), attr(row, "genkit:output")) {
+                    state.record_model_output(trace, p, out, now);
+                }
+            }
+            Some("tool") | Some("tool.v2") => {
+                let name = attr(row, "genkit:name").expect("tool name");
+                let p = parent(row).expect("a tool span has a parent");
+                let input_text = attr(row, "genkit:input");
+                let input: Value = input_text
+                    .and_then(|s| serde_json::from_str(s).ok())
+                    .unwrap_or(Value::Null);
+                // The requests of the model answer under the same parent that asked for this call.
+                let asked: Vec<Option<String>> = rows
+                    .iter()
+                    .filter(|m| {
+                        m["traceId"] == row["traceId"]
+                            && attr(m, "genkit:metadata:subtype") == Some("model")
+                            && parent(m) == Some(p)
+                    })
+                    .flat_map(|m| answer(m)["content"].as_array().cloned().unwrap_or_default())
+                    .filter(|c| {
+                        c["toolRequest"]["name"] == name && c["toolRequest"]["input"] == input
+                    })
+                    .map(|c| c["toolRequest"]["ref"].as_str().map(String::from))
+                    .collect();
+                let id = state.tool_call_id(trace, p, name, input_text, now);
+                replay.tools += 1;
+                let where_ = format!("{} / {name} {span}", row["scenario"]);
+                if asked.is_empty() || asked.iter().all(Option::is_none) {
+                    assert_eq!(id, None, "{where_}: nothing to pair with");
+                    replay.without_ref += usize::from(!asked.is_empty());
+                    continue;
+                }
+                let id =
+                    id.unwrap_or_else(|| panic!("{where_}: no id although the model asked for it"));
+                assert!(
+                    asked.contains(&Some(id.clone())),
+                    "{where_}: {id} is not a ref of this call"
+                );
+                assert!(
+                    given.insert((trace.into(), id.clone())),
+                    "{where_}: {id} given twice"
+                );
+                // The next model call got this tool's output under that ref.
+                if let (Some(out), Some(answered)) = (
+                    attr(row, "genkit:output"),
+                    responses.get(&(trace.into(), id.clone())),
+                ) {
+                    let out: Value = serde_json::from_str(out).unwrap_or(Value::Null);
+                    let mine = if attr(row, "genkit:metadata:subtype") == Some("tool.v2") {
+                        out["output"].clone()
+                    } else {
+                        out
+                    };
+                    assert_eq!(
+                        &mine, answered,
+                        "{where_}: the next model call answered {id} with another output"
+                    );
+                }
+                replay.with_id += 1;
+            }
+            _ => {}
+        }
+        state.span_ended(trace, span, parent(row));
+    }
+    assert_eq!(
+        state.pending(),
+        0,
+        "{file}: requests left after every trace ended"
+    );
+    replay
+}
+
+#[test]
+fn main_corpus() {
+    let r = replay("genkit-1.42-spans.jsonl");
+    assert!(
+        r.tools >= 15 && r.with_id >= 15,
+        "{} tool spans, {} with id",
+        r.tools,
+        r.with_id
+    );
+}
+
+#[test]
+fn plugin_corpus() {
+    let r = replay("genkit-1.42-plugin-spans.jsonl");
+    // google-genai: no ref; compat-oai and anthropic: the provider's call id.
+    assert!(
+        r.with_id >= 2 && r.without_ref >= 1,
+        "{} with id, {} without ref",
+        r.with_id,
+        r.without_ref
+    );
+}
+
+#[test]
+fn scenario_corpus_parallel_equal_calls_failing_and_multipart_tools() {
+    let r = replay("genkit-1.42-scenario-spans.jsonl");
+    // 32 tool spans: 9 of google-genai (no refs), 23 of compat-oai and anthropic.
+    assert_eq!(r.tools, 32);
+    assert!(
+        r.with_id == 23 && r.without_ref == 9,
+        "{} with id, {} without ref",
+        r.with_id,
+        r.without_ref
+    );
+}
