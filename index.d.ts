@@ -35,15 +35,60 @@ export interface SpanWithAttributes {
 }
 
 /**
- * Options of {@link GenkitForMaple}. Empty for now; later options (content capture, token
- * details) will be added here without breaking the constructor.
- *
- * The index signature makes an empty options type that still rejects wrong arguments: a bare `{}`
- * type would accept `new GenkitForMaple(42)` and `{ typo: true }`. When the first real (optional)
- * option is added, drop the signature: an all-optional type rejects those on its own.
+ * Options of {@link GenkitForMaple}, all optional. Validated by the constructor: an unknown option
+ * or a value of the wrong type throws a `TypeError` there, never from `onEnd`.
  */
 export interface GenkitForMapleOptions {
-  readonly [option: string]: never
+  /**
+   * Which attributes are written. Default `"complete"`.
+   *
+   * - `"complete"`: what Maple's Agent Sessions need to be right (issue 10), on top of the mapping
+   *   below:
+   *   1. tokens per provider (seed 003 "Tokens and cost", seed 002 "The spans and attributes Maple
+   *      reads"): Gemini (`googleai/`, `vertexai/`) `gen_ai.usage.output_tokens` = `outputTokens +
+   *      thoughtsTokens`, `gen_ai.usage.cache_read.input_tokens` = `cachedContentTokens`,
+   *      `gen_ai.usage.reasoning.output_tokens` = `thoughtsTokens`; Anthropic
+   *      `gen_ai.usage.input_tokens` = `inputTokens` + cache reads + cache writes
+   *      (`usage.custom.cache_read_input_tokens` / `cache_creation_input_tokens`),
+   *      `gen_ai.usage.cache_read.input_tokens`, `gen_ai.usage.cache_write.input_tokens`;
+   *      OpenAI-compatible: counts as reported, cache reads and reasoning from the raw usage
+   *      details; other plugins: Genkit's counts. Integers; a count the plugin does not report is
+   *      not written (a reported `0` is).
+   *   2. `gen_ai.usage.cost` (double, USD) when the model's price is known (see `cost`).
+   *   3. `gen_ai.provider.name` from the semantic conventions registry (`googleai` -> `gcp.gemini`,
+   *      `vertexai` -> `gcp.vertex_ai`, `xai` -> `x_ai`, `mistral` -> `mistral_ai`, ...); an
+   *      unknown plugin prefix passes through lowercased (seed 004).
+   *   4. `error.type` (string) on failed flow, agent, model and tool spans (status `ERROR`): the
+   *      thrown error's name (seed 004: "In JavaScript, error.type is the thrown error's name"),
+   *      read from the span's `exception` event (its stack trace's first word, else
+   *      `exception.type`), else `_OTHER`.
+   *   5. `gen_ai.tool.call.id` on `execute_tool` spans, paired with the model's tool request
+   *      (seed 003 step 3).
+   *   6. multipart tools (`tool.v2`) map like `tool`; the result is their `output`, or
+   *      `{"output","content":[parts]}` when they return content parts.
+   *   7. media parts (seed 004): a remote URL becomes `{"type":"uri","modality","mime_type","uri"}`,
+   *      a `data:` URL `{"type":"blob","modality","mime_type","size"}` with the decoded size in
+   *      bytes and never the bytes.
+   *   8. finish reasons in the semantic conventions' vocabulary: `blocked` -> `content_filter`, an
+   *      answer that asks for tools -> `tool_call`; one entry of `gen_ai.response.finish_reasons`
+   *      per output message, equal to its `finish_reason` (`unknown` when the plugin reports none).
+   *   9. `gen_ai.request.temperature`, `max_tokens`, `top_p`, `top_k`, `stop_sequences`, `seed`,
+   *      `frequency_penalty`, `presence_penalty` from `genkit:input.config` when set;
+   *      `gen_ai.output.type` (`json`, `text`, `image`) when an output format was asked;
+   *      `gen_ai.response.id` / `gen_ai.response.model` when the plugin's response carries them.
+   *
+   *   Complete mode needs the native binding; without it the pure-JS fallback writes reference
+   *   mode and its one `diag` warning says so.
+   * - `"reference"`: exactly the attributes of the reference processor of Maple's guide (seed
+   *   000), byte for byte, for comparing dashboards during a migration.
+   */
+  readonly mode?: "complete" | "reference"
+  /**
+   * Complete mode: write `gen_ai.usage.cost` (USD) from the token counts and bundled model
+   * prices, cache rates applied; a model without a known price gets no cost attribute (never
+   * `0`). Default `true`. Ignored in reference mode.
+   */
+  readonly cost?: boolean
 }
 
 /**

@@ -10,7 +10,7 @@ const { referenceOnEnd } = require("./helpers/reference")
 const { load, normalise } = require("./helpers/fixtures")
 
 const cases = load("adversarial-dev.jsonl")
-const processor = new GenkitForMaple()
+const processor = new GenkitForMaple({ mode: "reference" })
 
 test("there are ten dev adversarial cases", () => assert.equal(cases.length, 10))
 

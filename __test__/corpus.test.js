@@ -8,7 +8,7 @@ const { mapSpanJs } = require("../js/mapping")
 const { referenceOnEnd } = require("./helpers/reference")
 const { load } = require("./helpers/fixtures")
 
-const native = new GenkitForMaple()
+const native = new GenkitForMaple({ mode: "reference" })
 const corpus = load("genkit-1.42-spans.jsonl")
 const plugins = load("genkit-1.42-plugin-spans.jsonl")
 

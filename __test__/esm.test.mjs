@@ -30,7 +30,7 @@ test("the ES module exports exactly the CommonJS exports, the same objects, plus
 })
 
 test("GenkitForMaple from the ES module is a native SpanProcessor that maps a flow span", async () => {
-  const processor = new GenkitForMaple()
+  const processor = new GenkitForMaple({ mode: "reference" })
   assert.ok(processor instanceof cjs.GenkitForMaple)
   assert.equal(processor.isNative, true)
   for (const method of ["onStart", "onEnd", "forceFlush", "shutdown"]) assert.equal(typeof processor[method], "function")

@@ -22,7 +22,7 @@ const consoleCalls = []
 for (const m of ["log", "warn", "error", "info", "debug"]) console[m] = (...a) => consoleCalls.push(m)
 const { GenkitForMaple } = require(${JSON.stringify(pkg)})
 const { load } = require(${JSON.stringify(path.join(__dirname, "helpers", "fixtures.js"))})
-const a = new GenkitForMaple(), b = new GenkitForMaple()
+const a = new GenkitForMaple({ mode: "reference" }), b = new GenkitForMaple({ mode: "reference" })
 const rows = load("genkit-1.42-spans.jsonl").concat(load("genkit-1.42-plugin-spans.jsonl"))
 let mismatches = 0
 for (const p of [a, b]) for (const row of rows) {

@@ -16,7 +16,7 @@ const { canon, anySpan, modelSpan, toolSpan, referenceComparable, cloneAttrs } =
 const smoke = process.env.GENKIT_FOR_MAPLE_SMOKE === "1"
 const runs = Number(process.env.FUZZ_RUNS ?? (smoke ? 300 : 1000))
 const seed = Number(process.env.FUZZ_SEED ?? 20240604)
-const processor = new GenkitForMaple()
+const processor = new GenkitForMaple({ mode: "reference" })
 
 test("the native binding is loaded (the comparison is native vs JS)", () => assert.equal(processor.isNative, true))
 

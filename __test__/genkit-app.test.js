@@ -42,7 +42,7 @@ class GenkitSnapshot {
 
 const exporter = new InMemorySpanExporter()
 const snapshot = new GenkitSnapshot()
-const processor = new GenkitForMaple()
+const processor = new GenkitForMaple({ mode: "reference" })
 let app
 let turns
 

@@ -25,7 +25,7 @@ async function child() {
   const processor =
     which === "reference"
       ? { onStart() {}, onEnd: (span) => referenceOnEnd(span.attributes), forceFlush: async () => {}, shutdown: async () => {} }
-      : new GenkitForMaple()
+      : new GenkitForMaple({ mode: "reference" })
   const counted = { started: 0, ended: 0 }
   const counter = { onStart: () => counted.started++, onEnd: () => counted.ended++, forceFlush: async () => {}, shutdown: async () => {} }
   const exporter = new InMemorySpanExporter()

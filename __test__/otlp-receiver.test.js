@@ -74,7 +74,7 @@ function post(url, body, headers) {
 async function exportRows(r, replayRows, options = {}) {
   const exporter = new OTLPTraceExporter({ url: `${r.url}/v1/traces`, ...options })
   const provider = new TracerProvider({
-    spanProcessors: [new GenkitForMaple(), new BatchSpanProcessor({ exporter })],
+    spanProcessors: [new GenkitForMaple({ mode: "reference" }), new BatchSpanProcessor({ exporter })],
   })
   const created = replay(provider.getTracer("genkit-tracer", "v1"), replayRows)
   await provider.forceFlush()

@@ -13,7 +13,7 @@ const root = path.join(__dirname, "..")
 test("a getter that re-enters onEnd: both spans mapped natively, nothing on the console", () => {
   const script = `
     const { GenkitForMaple } = require(${JSON.stringify(root)})
-    const p = new GenkitForMaple()
+    const p = new GenkitForMaple({ mode: "reference" })
     const flags = []
     const native = p.native
     p.native = { mapModelSpan: (a) => { const f = native.mapModelSpan(a); flags.push(f); return f }, mapToolSpan: (a) => { const f = native.mapToolSpan(a); flags.push(f); return f } }
@@ -44,7 +44,7 @@ test("a getter that re-enters onEnd: both spans mapped natively, nothing on the 
 })
 
 test("numbers next to the smallest subnormal have JSON.parse's truthiness in every shape position", () => {
-  const processor = new GenkitForMaple()
+  const processor = new GenkitForMaple({ mode: "reference" })
   for (const n of ["2.4703282292062328e-324", "2.4703282292062327e-324", "5e-324", "1e-400", "-0.0", "0e99", "4.9406564584124654e-324"]) {
     const attrSets = [
       { "genkit:input": `{"messages":[{"role":"model","content":[{"toolRequest":${n}},{"toolResponse":${n}}]}]}` },
@@ -69,7 +69,7 @@ test("memory stays bounded on a huge array of parts the mapping drops (no per-el
     const input = '{"messages":[{"role":"user","content":[' + "0,".repeat(5e6) + '{"text":"kept"}]}]}'
     const attrs = { "genkit:metadata:subtype": "model", "genkit:name": "g/m", "genkit:input": input }
     const before = process.resourceUsage().maxRSS
-    new GenkitForMaple().onEnd({ name: "s", attributes: attrs })
+    new GenkitForMaple({ mode: "reference" }).onEnd({ name: "s", attributes: attrs })
     const grown = (process.resourceUsage().maxRSS - before) / 1024
     process.stdout.write(JSON.stringify({ grown, out: attrs["gen_ai.input.messages"] }))
   `
@@ -81,7 +81,7 @@ test("memory stays bounded on a huge array of parts the mapping drops (no per-el
 })
 
 test("a getter that throws on one genkit attribute loses only what depends on it", () => {
-  const processor = new GenkitForMaple()
+  const processor = new GenkitForMaple({ mode: "reference" })
   const boom = () => {
     throw new Error("boom")
   }
@@ -124,7 +124,7 @@ test("a setter that throws for one gen_ai attribute loses only that attribute", 
       return true
     },
   })
-  assert.doesNotThrow(() => new GenkitForMaple().onEnd({ name: "x", attributes: attrs }))
+  assert.doesNotThrow(() => new GenkitForMaple({ mode: "reference" }).onEnd({ name: "x", attributes: attrs }))
   assert.equal(target["gen_ai.input.messages"], undefined)
   assert.equal(target["gen_ai.output.messages"], '[{"role":"assistant","parts":[],"finish_reason":"stop"}]')
   assert.deepStrictEqual(target["gen_ai.response.finish_reasons"], ["stop"])

@@ -38,7 +38,7 @@ test("one diag warning per problem kind per minute, naming the span and the reas
   let now = 1_000_000
   t.mock.method(Date, "now", () => now)
   const { logs, consoleCalls } = capture(t)
-  const processor = new GenkitForMaple()
+  const processor = new GenkitForMaple({ mode: "reference" })
   const spanOf = (attributes, i) => ({ attributes, name: `span-${i}`, spanContext: () => ({ traceId: `trace${i}`, spanId: `span${i}` }) })
   const runAll = (offset) => {
     let i = offset
@@ -79,7 +79,7 @@ test("a diag logger that throws, and spans without name or spanContext, do not r
     diag.setLogger({ error: boom, warn: boom, info: boom, debug: boom, verbose: boom }, DiagLogLevel.ALL)
   } catch {}
   for (const make of Object.values(KINDS)) {
-    const processor = new GenkitForMaple()
+    const processor = new GenkitForMaple({ mode: "reference" })
     assert.doesNotThrow(() => processor.onEnd({ attributes: make() }))
     assert.doesNotThrow(() => processor.onEnd({ attributes: make(), get name() { throw new Error("n") }, spanContext() { throw new Error("c") } }))
   }

@@ -8,7 +8,7 @@ const { mapSpanJs } = require("../js/mapping")
 const { referenceOnEnd } = require("./helpers/reference")
 const { canon } = require("./helpers/genkit-shapes")
 
-const processor = new GenkitForMaple()
+const processor = new GenkitForMaple({ mode: "reference" })
 const IN = '{"messages":[{"role":"user","content":[{"text":"hi"}]}]}'
 const OUT = '{"message":{"role":"model","content":[{"text":"x"}]},"finishReason":"stop","usage":{"inputTokens":3,"outputTokens":1}}'
 

@@ -14,7 +14,7 @@ const { load } = require("./helpers/fixtures")
 const { canon, writeJson, prng, nest, referenceComparable } = require("./helpers/genkit-shapes")
 
 const smoke = process.env.GENKIT_FOR_MAPLE_SMOKE === "1"
-const processor = new GenkitForMaple()
+const processor = new GenkitForMaple({ mode: "reference" })
 const rows = load("genkit-1.42-spans.jsonl").concat(load("genkit-1.42-plugin-spans.jsonl"))
 const models = rows.filter((r) => r.attributes["genkit:metadata:subtype"] === "model")
 // A synthetic model span with surrogate pairs, escapes and numbers, so cuts land inside each.
@@ -333,7 +333,7 @@ test("lone surrogates, escaped and raw, in every copied and compared position; r
   // The binding reads UTF-16: a raw lone surrogate (no UTF-8 form) makes it write nothing and
   // return NEEDS_JS, and the processor maps the span in JS.
   const calls = { model: 0, tool: 0, needsJs: 0 }
-  const spy = new GenkitForMaple()
+  const spy = new GenkitForMaple({ mode: "reference" })
   const real = spy.native
   const { P } = require("../js/mapping")
   const count = (flags) => ((calls.needsJs += flags & P.NEEDS_JS ? 1 : 0), flags)

@@ -19,7 +19,7 @@ function providerOf(line) {
   const exporter = new (line === 1 ? sdk1 : line === 2 ? sdk2 : sdk3).InMemorySpanExporter()
   const Simple = (line === 1 ? sdk1 : line === 2 ? sdk2 : sdk3).SimpleSpanProcessor
   // SDK 3.x's SimpleSpanProcessor takes `{ exporter }`.
-  const processors = [new GenkitForMaple(), line === 3 ? new Simple({ exporter }) : new Simple(exporter)]
+  const processors = [new GenkitForMaple({ mode: "reference" }), line === 3 ? new Simple({ exporter }) : new Simple(exporter)]
   let provider
   if (line === 1) {
     provider = new sdk1.BasicTracerProvider()

@@ -15,7 +15,7 @@ const body = `
 const { GenkitForMaple } = require(${JSON.stringify(root)})
 const { load } = require(${JSON.stringify(path.join(__dirname, "helpers", "fixtures.js"))})
 function work(barrier, rounds) {
-  const processor = new GenkitForMaple()
+  const processor = new GenkitForMaple({ mode: "reference" })
   const rows = load("genkit-1.42-spans.jsonl").concat(load("genkit-1.42-plugin-spans.jsonl"))
   const adversarial = load("adversarial-dev.jsonl")
   Atomics.add(barrier, 1, 1)

@@ -4,6 +4,8 @@
 
 const js = require("./mapping")
 const { P } = js
+const { resolveOptions } = require("./options")
+const { mapComplete } = require("./complete")
 
 // `diag` from @opentelemetry/api, an optional peer: without it problems are counted, not logged.
 let diag
@@ -31,7 +33,7 @@ function loadNative() {
   if (nativeError !== undefined) {
     native = undefined
     diag?.warn(
-      `genkit-for-maple: native binding unavailable (${nativeError.message}); using the pure-JS mapping`,
+      `genkit-for-maple: native binding unavailable (${nativeError.message}); using the pure-JS mapping, which writes reference mode only (mode "complete" needs the native binding: no cost, cache/reasoning tokens, registry provider names, error.type, tool call ids, media parts)`,
     )
   }
   return native
@@ -96,10 +98,20 @@ function mapNative(nativeFn, jsFn, attrs) {
  * spans in `onEnd`. See index.d.ts for the public contract.
  */
 class GenkitForMaple {
-  /** @param {import("../index").GenkitForMapleOptions} [_options] none yet; later options go here. */
-  constructor(_options = {}) {
+  /**
+   * @param {import("../index").GenkitForMapleOptions} [options] validated here: a TypeError for an
+   * unknown option or a wrong type (js/options.js).
+   */
+  constructor(options) {
+    this.options = resolveOptions(options)
     this.native = loadNative()
     this.problems = new Reporter()
+    // Complete mode runs through the core's whole-span mapping (issue 10); without the binding
+    // the pure-JS mapping runs reference mode (its one diag warning says so).
+    this.mapper =
+      this.native !== undefined && this.options.mode === "complete"
+        ? new this.native.Mapper({ mode: this.options.mode, cost: this.options.cost })
+        : undefined
   }
 
   /** Whether spans are mapped by the native binding (`true`) or the pure-JS mapping. */
@@ -116,7 +128,9 @@ class GenkitForMaple {
       const subtype = attrs["genkit:metadata:subtype"]
       const native = this.native
       let flags = 0
-      if (subtype === undefined) {
+      if (this.mapper !== undefined) {
+        flags = subtype === undefined ? 0 : mapComplete(this.mapper, native, span, attrs, subtype)
+      } else if (subtype === undefined) {
         // util, flowStep, promptTemplate and non-Genkit spans: nothing to map.
       } else if (native === undefined || (subtype !== "model" && subtype !== "tool")) {
         // Flow and agent spans need no JSON (the JS mapping is their fast path); without the

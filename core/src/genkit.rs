@@ -73,6 +73,18 @@ pub struct Part<'a> {
     pub tool_request: Option<Shape<ToolPayload<'a>>>,
     /// `toolResponse`: `{ name, ref?, output? }`.
     pub tool_response: Option<Shape<ToolPayload<'a>>>,
+    /// `media`: `{ url, contentType? }`; read for complete mode's media parts (issue 10 rule 7),
+    /// dropped by the reference mapping.
+    pub media: Option<Shape<Media<'a>>>,
+}
+
+/// The body of a `media` part.
+#[derive(Debug, Default)]
+pub struct Media<'a> {
+    /// `url`: a `data:` URL or a remote URL (`https:`, `gs:`), any JSON value.
+    pub url: Option<Raw<'a>>,
+    /// `contentType`: the MIME type, any JSON value.
+    pub content_type: Option<Raw<'a>>,
 }
 
 /// The body of a `toolRequest` (`input`) or `toolResponse` (`output`) part.
@@ -150,7 +162,7 @@ impl<'de> Visitor<'de> for KeyIn {
 }
 
 /// Reads an object's known keys into `T`; implemented by each Genkit shape.
-trait Fields<'de>: Default {
+pub(crate) trait Fields<'de>: Default {
     const NAMES: &'static [&'static str];
     /// Reads the value of key `NAMES[index]` (a repeated key overwrites: `JSON.parse` keeps the last).
     fn read<A: MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error>;
@@ -251,6 +263,7 @@ impl Keep for Shape<Part<'_>> {
                 };
                 part.text.is_some()
                     || part.reasoning.is_some()
+                    || matches!(part.media, Some(Shape::Object(_)))
                     || truthy(&part.tool_request)
                     || truthy(&part.tool_response)
             }
@@ -313,7 +326,7 @@ impl<'de, T: Deserialize<'de> + Keep> Deserialize<'de> for ArrayShape<T> {
 
 /// Reads a value as its raw JSON text; serde's `Option` would turn `null` into `None`, but the
 /// reference treats a present `null` as present (`null !== undefined`).
-fn raw<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<Raw<'de>>, A::Error> {
+pub(crate) fn raw<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<Raw<'de>>, A::Error> {
     map.next_value::<Raw<'de>>().map(Some)
 }
 
@@ -337,13 +350,26 @@ impl<'de> Fields<'de> for Message<'de> {
 }
 
 impl<'de> Fields<'de> for Part<'de> {
-    const NAMES: &'static [&'static str] = &["text", "reasoning", "toolRequest", "toolResponse"];
+    const NAMES: &'static [&'static str] =
+        &["text", "reasoning", "toolRequest", "toolResponse", "media"];
     fn read<A: MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
         match index {
             0 => self.text = raw(map)?,
             1 => self.reasoning = raw(map)?,
             2 => self.tool_request = Some(map.next_value()?),
-            _ => self.tool_response = Some(map.next_value()?),
+            3 => self.tool_response = Some(map.next_value()?),
+            _ => self.media = Some(map.next_value()?),
+        }
+        Ok(())
+    }
+}
+
+impl<'de> Fields<'de> for Media<'de> {
+    const NAMES: &'static [&'static str] = &["url", "contentType"];
+    fn read<A: MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.url = raw(map)?,
+            _ => self.content_type = raw(map)?,
         }
         Ok(())
     }

@@ -7,15 +7,20 @@
 //! - [`semconv`]: attribute keys and the GenAI message JSON writers.
 //! - [`mapping`]: model and tool span rules (seed 000) and their degradation.
 //! - [`otlp`]: `ExportTraceServiceRequest` protobuf decoding.
+//! - [`span`]: the whole-span mapping shared by the processor and the native exporter (the seam:
+//!   [`span::SpanInput`] in, [`span::Mapped`] out, [`span::Options`] with the modes).
+//! - [`complete`]: the rules of complete mode (issue 10).
 //! - [`cost`]: `gen_ai.usage.cost` from token counts (pydantic's genai-prices, bundled prices).
 //! - [`pairing`]: `gen_ai.tool.call.id` for tool spans, from the model answers that asked for them.
 
+pub mod complete;
 pub mod cost;
 pub mod genkit;
 pub mod mapping;
 pub mod otlp;
 pub mod pairing;
 pub mod semconv;
+pub mod span;
 
 pub use mapping::{map_model, map_tool_result, problem, ModelAttributes, Scalar, ToolResult};
 

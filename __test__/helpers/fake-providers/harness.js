@@ -61,7 +61,7 @@ function setupTracing({ sdk = "sdk-trace" } = {}) {
     forceFlush: () => Promise.resolve(),
     shutdown: () => Promise.resolve(),
   }
-  const processor = new GenkitForMaple()
+  const processor = new GenkitForMaple({ mode: "reference" })
   const { provider, exporter } = makeProvider(sdk, [snapshot, processor])
   const contextManager = new AsyncLocalStorageContextManager().enable()
   api.context.setGlobalContextManager(contextManager)

@@ -1,0 +1,1105 @@
+//! The rules of complete mode (issue 10), on top of the reference mapping's readers:
+//!
+//! 1. tokens per provider, Maple's rules (seed 003 "Tokens and cost", seed 001 optional notes):
+//!    [`usage_counts`];
+//! 2. `gen_ai.usage.cost`: [`cost_usd`] (the price library is wired by issue-10b);
+//! 3. `gen_ai.provider.name` from the semconv registry: [`provider_name`];
+//! 4. `error.type` on failed spans: [`crate::span::error_type`];
+//! 5. `gen_ai.tool.call.id`: tool call id pairing (issue-10b);
+//! 6. `tool.v2` maps like `tool`, the result from `output` and `content`: [`map_tool`];
+//! 7. media parts as seed 004 writes them (`uri` parts, `blob` parts with the decoded size and
+//!    never the bytes): [`write_media`];
+//! 8. finish reasons in the semconv vocabulary, one per output message: [`finish_reason`];
+//! 9. request settings, output type, response id and model: [`map_model`].
+//!
+//! Every rule degrades per attribute like the reference mapping: what can be derived is written.
+
+use crate::genkit::{
+    raw, ArrayShape, Candidate, Fields, Media, Message, Part, Raw, Shape, ToolPayload,
+};
+use crate::mapping::{problem, Scalar};
+use crate::semconv::{self as sc, check_messages, raw_is_str};
+use crate::span::{error_type, keys, map_agent, needs_js, Mapped, Options, SpanInput, Value};
+use serde::de::MapAccess;
+use std::borrow::Cow;
+
+/// Attribute keys complete mode adds (semconv registry, gen-ai spans).
+pub mod ckeys {
+    /// `gen_ai.usage.cache_read.input_tokens`.
+    pub const CACHE_READ: &str = "gen_ai.usage.cache_read.input_tokens";
+    /// `gen_ai.usage.cache_write.input_tokens`.
+    pub const CACHE_WRITE: &str = "gen_ai.usage.cache_write.input_tokens";
+    /// `gen_ai.usage.reasoning.output_tokens`.
+    pub const REASONING: &str = "gen_ai.usage.reasoning.output_tokens";
+    /// `gen_ai.usage.cost`: USD, a double (seed 002).
+    pub const COST: &str = "gen_ai.usage.cost";
+    /// `gen_ai.response.id`.
+    pub const RESPONSE_ID: &str = "gen_ai.response.id";
+    /// `gen_ai.response.model`.
+    pub const RESPONSE_MODEL: &str = "gen_ai.response.model";
+    /// `gen_ai.output.type`.
+    pub const OUTPUT_TYPE: &str = "gen_ai.output.type";
+    /// `gen_ai.request.temperature`.
+    pub const TEMPERATURE: &str = "gen_ai.request.temperature";
+    /// `gen_ai.request.max_tokens`.
+    pub const MAX_TOKENS: &str = "gen_ai.request.max_tokens";
+    /// `gen_ai.request.top_p`.
+    pub const TOP_P: &str = "gen_ai.request.top_p";
+    /// `gen_ai.request.top_k`.
+    pub const TOP_K: &str = "gen_ai.request.top_k";
+    /// `gen_ai.request.stop_sequences`.
+    pub const STOP_SEQUENCES: &str = "gen_ai.request.stop_sequences";
+    /// `gen_ai.request.seed`.
+    pub const SEED: &str = "gen_ai.request.seed";
+    /// `gen_ai.request.frequency_penalty`.
+    pub const FREQUENCY_PENALTY: &str = "gen_ai.request.frequency_penalty";
+    /// `gen_ai.request.presence_penalty`.
+    pub const PRESENCE_PENALTY: &str = "gen_ai.request.presence_penalty";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rule 3: provider names.
+
+/// `gen_ai.provider.name` for a Genkit plugin prefix (rule 3; the semconv registry's well-known
+/// values, <https://opentelemetry.io/docs/specs/semconv/registry/attributes/gen-ai/>, and seed 004:
+/// an unknown plugin passes through lowercased).
+pub fn provider_name(prefix: &str) -> Cow<'_, str> {
+    let known = match prefix {
+        "googleai" | "google-genai" | "googleAI" => "gcp.gemini",
+        "vertexai" | "vertexAI" | "vertex-ai" => "gcp.vertex_ai",
+        "openai" => "openai",
+        "anthropic" => "anthropic",
+        "deepseek" => "deepseek",
+        "xai" | "grok" => "x_ai",
+        "mistral" | "mistralai" => "mistral_ai",
+        "groq" => "groq",
+        "cohere" => "cohere",
+        "perplexity" => "perplexity",
+        "openrouter" => "openrouter",
+        "awsBedrock" | "aws-bedrock" | "bedrock" => "aws.bedrock",
+        "azureOpenAI" | "azure-openai" | "azureopenai" => "azure.ai.openai",
+        "azureAIInference" | "azure-ai-inference" => "azure.ai.inference",
+        "watsonx" | "ibm-watsonx" => "ibm.watsonx.ai",
+        _ => {
+            return if prefix.chars().any(char::is_uppercase) {
+                Cow::Owned(prefix.to_lowercase())
+            } else {
+                Cow::Borrowed(prefix)
+            };
+        }
+    };
+    Cow::Borrowed(known)
+}
+
+/// The token rules a provider follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// `googleai/`, `vertexai/`: output tokens exclude thoughts.
+    Gemini,
+    /// `anthropic/`: input tokens exclude cache reads and writes.
+    Anthropic,
+    /// Everything else: Genkit's counts; OpenAI-compatible raw usage details when present.
+    Other,
+}
+
+/// The token family of a Genkit plugin prefix.
+pub fn family(prefix: &str) -> Family {
+    match prefix {
+        "googleai" | "vertexai" | "google-genai" | "googleAI" | "vertexAI" => Family::Gemini,
+        "anthropic" => Family::Anthropic,
+        _ => Family::Other,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shapes complete mode reads beyond the reference ones.
+
+/// `genkit:input` of a model span, complete mode: messages, `config`, `output`.
+#[derive(Debug, Default)]
+struct Request<'a> {
+    messages: Option<ArrayShape<Shape<Message<'a>>>>,
+    config: Option<Shape<Config<'a>>>,
+    output: Option<Shape<OutputSpec<'a>>>,
+}
+
+/// `config`: Genkit's `GenerationCommonConfig` and the provider settings plugins accept.
+#[derive(Debug, Default)]
+struct Config<'a> {
+    temperature: Option<Raw<'a>>,
+    max_output_tokens: Option<Raw<'a>>,
+    top_p: Option<Raw<'a>>,
+    top_k: Option<Raw<'a>>,
+    stop_sequences: Option<Raw<'a>>,
+    seed: Option<Raw<'a>>,
+    frequency_penalty: Option<Raw<'a>>,
+    presence_penalty: Option<Raw<'a>>,
+}
+
+/// `output`: the requested output (`format`).
+#[derive(Debug, Default)]
+struct OutputSpec<'a> {
+    format: Option<Raw<'a>>,
+}
+
+/// `genkit:output` of a model span, complete mode.
+#[derive(Debug, Default)]
+struct Response<'a> {
+    message: Option<Shape<Message<'a>>>,
+    finish_reason: Option<Raw<'a>>,
+    usage: Option<Shape<Usage<'a>>>,
+    candidates: Option<ArrayShape<Shape<Candidate<'a>>>>,
+    raw: Option<Shape<Meta<'a>>>,
+    custom: Option<Shape<Meta<'a>>>,
+}
+
+/// Genkit's `GenerationUsage`, the keys the token rules read.
+#[derive(Debug, Default)]
+struct Usage<'a> {
+    input_tokens: Option<Raw<'a>>,
+    output_tokens: Option<Raw<'a>>,
+    thoughts_tokens: Option<Raw<'a>>,
+    cached_content_tokens: Option<Raw<'a>>,
+    custom: Option<Shape<AnthropicUsage<'a>>>,
+}
+
+/// `usage.custom` of `@genkit-ai/anthropic`: Anthropic's cache counts.
+#[derive(Debug, Default)]
+struct AnthropicUsage<'a> {
+    cache_read: Option<Raw<'a>>,
+    cache_creation: Option<Raw<'a>>,
+}
+
+/// `raw` (the provider's response, compat-oai and anthropic) or `custom` (google-genai): ids,
+/// model and the provider's own usage.
+#[derive(Debug, Default)]
+struct Meta<'a> {
+    id: Option<Raw<'a>>,
+    response_id: Option<Raw<'a>>,
+    model: Option<Raw<'a>>,
+    model_version: Option<Raw<'a>>,
+    usage: Option<Shape<RawUsage<'a>>>,
+}
+
+/// OpenAI-compatible `usage` (`prompt_tokens_details.cached_tokens`,
+/// `completion_tokens_details.reasoning_tokens`; DeepSeek's `prompt_cache_hit_tokens`).
+#[derive(Debug, Default)]
+struct RawUsage<'a> {
+    prompt_details: Option<Shape<Details<'a>>>,
+    completion_details: Option<Shape<Details<'a>>>,
+    prompt_cache_hit: Option<Raw<'a>>,
+}
+
+#[derive(Debug, Default)]
+struct Details<'a> {
+    cached_tokens: Option<Raw<'a>>,
+    reasoning_tokens: Option<Raw<'a>>,
+}
+
+/// A `tool.v2` span's `genkit:output`: `{ output, content }` (Genkit's multipart tool response).
+#[derive(Debug, Default)]
+struct Multipart<'a> {
+    output: Option<Raw<'a>>,
+    content: Option<ArrayShape<Shape<Part<'a>>>>,
+}
+
+macro_rules! fields {
+    ($ty:ident { $($name:literal => $field:ident : $how:ident),* $(,)? }) => {
+        impl<'de> Fields<'de> for $ty<'de> {
+            const NAMES: &'static [&'static str] = &[$($name),*];
+            fn read<A: MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+                match Self::NAMES.get(index).copied() {
+                    $(Some($name) => self.$field = fields!(@read $how map),)*
+                    _ => {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                    }
+                }
+                Ok(())
+            }
+        }
+    };
+    (@read raw $map:ident) => { raw($map)? };
+    (@read value $map:ident) => { Some($map.next_value()?) };
+}
+
+fields!(Request { "messages" => messages: value, "config" => config: value, "output" => output: value });
+fields!(Config {
+    "temperature" => temperature: raw,
+    "maxOutputTokens" => max_output_tokens: raw,
+    "topP" => top_p: raw,
+    "topK" => top_k: raw,
+    "stopSequences" => stop_sequences: raw,
+    "seed" => seed: raw,
+    "frequencyPenalty" => frequency_penalty: raw,
+    "presencePenalty" => presence_penalty: raw,
+});
+fields!(OutputSpec { "format" => format: raw });
+fields!(Response {
+    "message" => message: value,
+    "finishReason" => finish_reason: raw,
+    "usage" => usage: value,
+    "candidates" => candidates: value,
+    "raw" => raw: value,
+    "custom" => custom: value,
+});
+fields!(Usage {
+    "inputTokens" => input_tokens: raw,
+    "outputTokens" => output_tokens: raw,
+    "thoughtsTokens" => thoughts_tokens: raw,
+    "cachedContentTokens" => cached_content_tokens: raw,
+    "custom" => custom: value,
+});
+fields!(AnthropicUsage {
+    "cache_read_input_tokens" => cache_read: raw,
+    "cache_creation_input_tokens" => cache_creation: raw,
+});
+fields!(Meta {
+    "id" => id: raw,
+    "responseId" => response_id: raw,
+    "model" => model: raw,
+    "modelVersion" => model_version: raw,
+    "usage" => usage: value,
+});
+fields!(RawUsage {
+    "prompt_tokens_details" => prompt_details: value,
+    "completion_tokens_details" => completion_details: value,
+    "prompt_cache_hit_tokens" => prompt_cache_hit: raw,
+});
+fields!(Details { "cached_tokens" => cached_tokens: raw, "reasoning_tokens" => reasoning_tokens: raw });
+fields!(Multipart { "output" => output: raw, "content" => content: value });
+
+fn object<T>(shape: &Option<Shape<T>>) -> Option<&T> {
+    match shape {
+        Some(Shape::Object(t)) => Some(t),
+        _ => None,
+    }
+}
+
+/// Why a parse failed: [`problem::NEEDS_JS`] when the text is JSON serde_json refuses to read as
+/// a shape (`1e400`, a lone surrogate escape in a key), `not_json` otherwise.
+fn parse_failure(text: &str, not_json: u32) -> u32 {
+    if serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() {
+        problem::NEEDS_JS
+    } else {
+        not_json
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The entry.
+
+/// Maps one span in complete mode.
+pub fn map<'a>(span: &SpanInput<'a>, options: &Options) -> Mapped<'a> {
+    let mut out = Mapped::default();
+    match span.subtype {
+        Some("flow" | "agent") => map_agent(span, &mut out, span.name),
+        Some("model") => {
+            if map_model(span, options, &mut out).is_err() {
+                return needs_js(out.problems);
+            }
+        }
+        Some("tool" | "tool.v2") => {
+            if map_tool(span, &mut out).is_err() {
+                return needs_js(out.problems);
+            }
+        }
+        _ => return out,
+    }
+    if let Some(t) = error_type(span) {
+        out.push(keys::ERROR_TYPE, Value::str(t));
+    }
+    out
+}
+
+/// Marker: the span must be mapped another way ([`problem::NEEDS_JS`]).
+struct NeedsJs;
+
+// ---------------------------------------------------------------------------------------------
+// Model spans.
+
+/// The token counts of one model call after the provider's rules (rule 1). `None`: not reported.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UsageCounts {
+    /// Every prompt token, cache reads and writes included.
+    pub input: Option<u64>,
+    /// Every completion token, reasoning included.
+    pub output: Option<u64>,
+    /// Prompt tokens read from the cache.
+    pub cache_read: Option<u64>,
+    /// Prompt tokens written to the cache.
+    pub cache_write: Option<u64>,
+    /// Completion tokens spent on reasoning.
+    pub reasoning: Option<u64>,
+}
+
+/// A token count: a JSON number that is a non-negative integer (`0` counts); anything else is
+/// "not reported".
+fn count(raw: Option<Raw<'_>>) -> Option<u64> {
+    let v = raw?.get().parse::<f64>().ok()?;
+    (v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < 9_007_199_254_740_992.0)
+        .then_some(v as u64)
+}
+
+fn add(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.saturating_add(b)),
+        (a, None) => a,
+        (None, b) => b,
+    }
+}
+
+/// Rule 1: Maple's token rules per provider (seed 003 "Tokens and cost"; seed 001 optional notes).
+/// - Gemini: `output = outputTokens + thoughtsTokens`, input as reported,
+///   `cache_read = cachedContentTokens`, `reasoning = thoughtsTokens`.
+/// - Anthropic: `input = inputTokens + cache reads + cache writes` (`usage.custom`),
+///   `cache_read`, `cache_write`.
+/// - Others: Genkit's counts; `cache_read` / `reasoning` from the OpenAI-compatible raw usage
+///   details, else Genkit's `cachedContentTokens` / `thoughtsTokens`.
+fn usage_counts(
+    family: Family,
+    usage: Option<&Usage<'_>>,
+    raw_usage: Option<&RawUsage<'_>>,
+) -> UsageCounts {
+    let Some(usage) = usage else {
+        return UsageCounts::default();
+    };
+    let input = count(usage.input_tokens);
+    let output = count(usage.output_tokens);
+    let thoughts = count(usage.thoughts_tokens);
+    let cached = count(usage.cached_content_tokens);
+    match family {
+        Family::Gemini => UsageCounts {
+            input,
+            output: add(output, thoughts),
+            cache_read: cached,
+            cache_write: None,
+            reasoning: thoughts,
+        },
+        Family::Anthropic => {
+            let custom = object(&usage.custom);
+            let read = custom.and_then(|c| count(c.cache_read));
+            let write = custom.and_then(|c| count(c.cache_creation));
+            UsageCounts {
+                input: input.map(|i| {
+                    i.saturating_add(read.unwrap_or(0))
+                        .saturating_add(write.unwrap_or(0))
+                }),
+                output,
+                cache_read: read.or(cached),
+                cache_write: write,
+                reasoning: thoughts,
+            }
+        }
+        Family::Other => {
+            let prompt = raw_usage.and_then(|u| object(&u.prompt_details));
+            let completion = raw_usage.and_then(|u| object(&u.completion_details));
+            let cache_read = prompt
+                .and_then(|d| count(d.cached_tokens))
+                .or_else(|| raw_usage.and_then(|u| count(u.prompt_cache_hit)))
+                .or(cached);
+            let reasoning = completion
+                .and_then(|d| count(d.reasoning_tokens))
+                .or(thoughts);
+            UsageCounts {
+                input,
+                output,
+                cache_read,
+                cache_write: None,
+                reasoning,
+            }
+        }
+    }
+}
+
+/// Rule 2: the cost in USD of one model call, `None` when the model's price is unknown (never
+/// `0` for an unknown model). The price library is wired here by issue-10b (`crate::cost`).
+pub fn cost_usd(_provider: &str, _model: &str, _usage: &UsageCounts) -> Option<f64> {
+    None
+}
+
+/// A JSON string's text, `None` for other JSON values or a lone surrogate escape.
+fn string<'a>(raw: Option<Raw<'a>>) -> Option<Cow<'a, str>> {
+    match Scalar::of(raw?) {
+        Scalar::Str(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// A JSON number as an attribute (`Int` when integral); `None` for other JSON values.
+fn number<'a>(raw: Option<Raw<'a>>) -> Option<Value<'a>> {
+    match Scalar::of(raw?) {
+        Scalar::Num(n) if n.is_finite() => Some(Value::number(n)),
+        _ => None,
+    }
+}
+
+/// A JSON number as a double attribute (temperature, top_p, penalties).
+fn double<'a>(raw: Option<Raw<'a>>) -> Option<Value<'a>> {
+    match Scalar::of(raw?) {
+        Scalar::Num(n) if n.is_finite() => Some(Value::Double(n)),
+        _ => None,
+    }
+}
+
+/// Rule 9: request settings from `genkit:input.config` (seed 004 "gen_ai.request.*": the values
+/// that were set, `0` included) and `gen_ai.output.type` from `genkit:input.output.format`.
+fn map_request<'a>(request: &Request<'a>, out: &mut Mapped<'a>) {
+    if let Some(config) = object(&request.config) {
+        if let Some(v) = double(config.temperature) {
+            out.push(ckeys::TEMPERATURE, v);
+        }
+        if let Some(v) = number(config.max_output_tokens) {
+            out.push(ckeys::MAX_TOKENS, v);
+        }
+        if let Some(v) = double(config.top_p) {
+            out.push(ckeys::TOP_P, v);
+        }
+        if let Some(v) = number(config.top_k) {
+            out.push(ckeys::TOP_K, v);
+        }
+        if let Some(v) = config.stop_sequences.and_then(stop_sequences) {
+            out.push(ckeys::STOP_SEQUENCES, v);
+        }
+        if let Some(v) = number(config.seed) {
+            out.push(ckeys::SEED, v);
+        }
+        if let Some(v) = double(config.frequency_penalty) {
+            out.push(ckeys::FREQUENCY_PENALTY, v);
+        }
+        if let Some(v) = double(config.presence_penalty) {
+            out.push(ckeys::PRESENCE_PENALTY, v);
+        }
+    }
+    if let Some(format) = object(&request.output).and_then(|o| string(o.format)) {
+        let kind = match &*format {
+            "text" => "text",
+            "media" => "image",
+            _ => "json",
+        };
+        out.push(ckeys::OUTPUT_TYPE, Value::str(kind));
+    }
+}
+
+/// `stopSequences`: an array of strings (other elements skipped), or one string.
+fn stop_sequences(raw: Raw<'_>) -> Option<Value<'_>> {
+    let text = raw.get();
+    if text.starts_with('"') {
+        return string(Some(raw)).map(|s| Value::Array(vec![Value::Str(s)]));
+    }
+    let items: Vec<Raw<'_>> = serde_json::from_str(text).ok()?;
+    let mut values = Vec::new();
+    values.try_reserve(items.len()).ok()?;
+    for item in items {
+        if let Some(s) = string(Some(item)) {
+            values.push(Value::Str(s));
+        }
+    }
+    Some(Value::Array(values))
+}
+
+fn map_model<'a>(
+    span: &SpanInput<'a>,
+    options: &Options,
+    out: &mut Mapped<'a>,
+) -> Result<(), NeedsJs> {
+    out.push(sc::OPERATION_NAME, Value::str("chat"));
+    let (prefix, model) = match span.name {
+        Some(name) => match name.find('/') {
+            Some(i) if i + 1 < name.len() => (Some(&name[..i]), Some(&name[i + 1..])),
+            Some(i) => (Some(&name[..i]), Some(name)),
+            None => (Some(name), Some(name)),
+        },
+        None => (None, None),
+    };
+    let provider = prefix.map(provider_name);
+    if let Some(p) = &provider {
+        out.push(sc::PROVIDER_NAME, Value::Str(p.clone()));
+    }
+    if let Some(m) = model {
+        out.push(sc::REQUEST_MODEL, Value::str(m));
+    }
+
+    // Input: messages, system instructions, request settings.
+    if let Some(text) = span.input {
+        match serde_json::from_str::<Shape<Request<'a>>>(text) {
+            Ok(Shape::Object(request)) => {
+                map_input_messages(request.messages.as_ref(), text.len(), out);
+                map_request(&request, out);
+            }
+            Ok(_) => map_input_messages(None, 0, out),
+            Err(_) => {
+                out.problems |= parse_failure(text, problem::INPUT_NOT_JSON);
+                if out.problems & problem::NEEDS_JS != 0 {
+                    return Err(NeedsJs);
+                }
+            }
+        }
+    } else {
+        map_input_messages(None, 0, out);
+    }
+
+    // Output: messages, finish reasons, tokens, cost, response id and model.
+    let Some(text) = span.output else {
+        return Ok(());
+    };
+    let response = match serde_json::from_str::<Shape<Response<'a>>>(text) {
+        Ok(Shape::Object(response)) => response,
+        Ok(_) => return Ok(()),
+        Err(_) => {
+            out.problems |= parse_failure(text, problem::OUTPUT_NOT_JSON);
+            return if out.problems & problem::NEEDS_JS != 0 {
+                Err(NeedsJs)
+            } else {
+                Ok(())
+            };
+        }
+    };
+    map_answers(&response, text.len(), out);
+
+    let raw_meta = object(&response.raw);
+    let custom_meta = object(&response.custom);
+    let raw_usage = raw_meta
+        .and_then(|m| object(&m.usage))
+        .or_else(|| custom_meta.and_then(|m| object(&m.usage)));
+    let family = prefix.map_or(Family::Other, family);
+    let usage = usage_counts(family, object(&response.usage), raw_usage);
+    for (key, v) in [
+        (sc::USAGE_INPUT_TOKENS, usage.input),
+        (sc::USAGE_OUTPUT_TOKENS, usage.output),
+        (ckeys::CACHE_READ, usage.cache_read),
+        (ckeys::CACHE_WRITE, usage.cache_write),
+        (ckeys::REASONING, usage.reasoning),
+    ] {
+        if let Some(v) = v {
+            out.push(key, Value::Int(v.min(i64::MAX as u64) as i64));
+        }
+    }
+    if options.cost {
+        if let (Some(p), Some(m)) = (&provider, model) {
+            if let Some(cost) = cost_usd(p, m, &usage).filter(|c| c.is_finite() && *c >= 0.0) {
+                out.push(ckeys::COST, Value::Double(cost));
+            }
+        }
+    }
+    let id = raw_meta
+        .and_then(|m| string(m.id).or_else(|| string(m.response_id)))
+        .or_else(|| custom_meta.and_then(|m| string(m.response_id).or_else(|| string(m.id))));
+    if let Some(id) = id {
+        out.push(ckeys::RESPONSE_ID, Value::Str(id));
+    }
+    let response_model = raw_meta
+        .and_then(|m| string(m.model).or_else(|| string(m.model_version)))
+        .or_else(|| custom_meta.and_then(|m| string(m.model_version).or_else(|| string(m.model))));
+    if let Some(m) = response_model {
+        out.push(ckeys::RESPONSE_MODEL, Value::Str(m));
+    }
+    Ok(())
+}
+
+/// A buffer for a JSON attribute of about `capacity` bytes; `None` when memory runs out.
+fn buffer(capacity: usize) -> Option<String> {
+    let mut s = String::new();
+    s.try_reserve(capacity).ok()?;
+    Some(s)
+}
+
+fn map_input_messages<'a>(
+    messages: Option<&ArrayShape<Shape<Message<'a>>>>,
+    len: usize,
+    out: &mut Mapped<'a>,
+) {
+    let messages: &[Shape<Message<'a>>] = match messages {
+        None | Some(ArrayShape::Null) => &[],
+        Some(ArrayShape::Array(m)) => m,
+        Some(ArrayShape::Other) => {
+            out.problems |= problem::INPUT_SHAPE;
+            return;
+        }
+    };
+    if check_messages(messages).is_err() {
+        out.problems |= problem::INPUT_SHAPE;
+        return;
+    }
+    let (Some(mut text), Some(mut system)) = (buffer(len / 2 + 2), buffer(0)) else {
+        out.problems |= problem::INPUT_SHAPE;
+        return;
+    };
+    text.push('[');
+    let mut first_system = true;
+    for message in messages {
+        let Shape::Object(message) = message else {
+            continue;
+        };
+        if message.role.is_some_and(|r| raw_is_str(r, "system")) {
+            if system.is_empty() {
+                system.push('[');
+            }
+            first_system = write_parts(&mut system, message, first_system);
+        } else {
+            if text.len() > 1 {
+                text.push(',');
+            }
+            write_message(&mut text, message, None);
+        }
+    }
+    text.push(']');
+    out.push(sc::INPUT_MESSAGES, Value::Str(Cow::Owned(text)));
+    if !first_system {
+        system.push(']');
+        out.push(sc::SYSTEM_INSTRUCTIONS, Value::Str(Cow::Owned(system)));
+    }
+}
+
+/// An answer message (top-level or candidate): `None` when absent or falsy, `Err` when it has a
+/// shape the reference throws on.
+fn answer<'s, 'a>(message: &'s Option<Shape<Message<'a>>>) -> Option<Result<&'s Message<'a>, ()>> {
+    match message {
+        Some(shape @ Shape::Object(m)) => Some(
+            crate::semconv::check_message(shape)
+                .map(|()| m)
+                .map_err(|_| ()),
+        ),
+        Some(Shape::Other { truthy: true }) => Some(Err(())),
+        _ => None,
+    }
+}
+
+/// Output messages and finish reasons (rules 7, 8): the top-level `message`, else one message per
+/// candidate with a message; each with its finish reason in the semconv vocabulary; the
+/// `gen_ai.response.finish_reasons` list has one entry per output message (or the response's own
+/// reason when there is no output message).
+fn map_answers<'a>(response: &Response<'a>, len: usize, out: &mut Mapped<'a>) {
+    // ok: at most one entry per candidate kept by the reader.
+    let mut answers: Vec<(&Message<'a>, Option<Raw<'a>>)> = Vec::new();
+    match answer(&response.message) {
+        Some(Ok(m)) => answers.push((m, response.finish_reason)),
+        Some(Err(())) => out.problems |= problem::OUTPUT_SHAPE,
+        None => {
+            if let Some(ArrayShape::Array(candidates)) = &response.candidates {
+                if answers.try_reserve(candidates.len()).is_err() {
+                    out.problems |= problem::OUTPUT_SHAPE;
+                    return;
+                }
+                for c in candidates {
+                    let Shape::Object(c) = c else { continue };
+                    match answer(&c.message) {
+                        None => {}
+                        Some(Err(())) => {
+                            out.problems |= problem::OUTPUT_SHAPE;
+                            answers.clear();
+                            break;
+                        }
+                        Some(Ok(m)) => {
+                            answers.push((m, c.finish_reason.or(response.finish_reason)))
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut reasons = Vec::new();
+    if answers.is_empty() {
+        if let Some(r) = finish_reason(response.finish_reason, false) {
+            reasons.push(Value::Str(r));
+        }
+    } else {
+        let Some(mut text) = buffer(len / 2 + 2) else {
+            out.problems |= problem::OUTPUT_SHAPE;
+            return;
+        };
+        if reasons.try_reserve(answers.len()).is_err() {
+            out.problems |= problem::OUTPUT_SHAPE;
+            return;
+        }
+        text.push('[');
+        for (i, (message, reason)) in answers.iter().enumerate() {
+            if i > 0 {
+                text.push(',');
+            }
+            let reason = finish_reason(*reason, asks_for_tools(message))
+                .unwrap_or(Cow::Borrowed(UNKNOWN_REASON));
+            write_message(&mut text, message, Some(&reason));
+            reasons.push(Value::Str(reason));
+        }
+        text.push(']');
+        out.push(sc::OUTPUT_MESSAGES, Value::Str(Cow::Owned(text)));
+    }
+    if !reasons.is_empty() {
+        out.push(sc::RESPONSE_FINISH_REASONS, Value::Array(reasons));
+    }
+}
+
+/// The finish reason of an output message whose plugin reported none (Genkit's own word for it).
+pub const UNKNOWN_REASON: &str = "unknown";
+
+/// Whether a message asks for a tool (has a `toolRequest` part).
+fn asks_for_tools(message: &Message<'_>) -> bool {
+    match &message.content {
+        Some(ArrayShape::Array(parts)) => parts.iter().any(|p| {
+            matches!(
+                p,
+                Shape::Object(Part {
+                    tool_request: Some(Shape::Object(_)),
+                    ..
+                })
+            )
+        }),
+        _ => false,
+    }
+}
+
+/// Rule 8: a Genkit finish reason in the semconv vocabulary (`stop`, `length`, `content_filter`,
+/// `tool_call`, `error`): `blocked` -> `content_filter`; an answer that asks for tools ->
+/// `tool_call` (plugins report `stop` there; `interrupted`, `other`, `unknown` and none too);
+/// others pass through. `None` when not a string and the answer asks for no tool.
+pub fn finish_reason<'a>(raw: Option<Raw<'a>>, asks_tools: bool) -> Option<Cow<'a, str>> {
+    let reason = string(raw);
+    let mapped = match reason.as_deref() {
+        Some("blocked") => "content_filter",
+        Some("length") => "length",
+        Some("error") => "error",
+        Some("stop" | "interrupted" | "other" | "unknown") | None if asks_tools => "tool_call",
+        Some("stop") => "stop",
+        _ => return reason,
+    };
+    Some(Cow::Borrowed(mapped))
+}
+
+/// Writes one GenAI message, complete mode: media parts kept (rule 7), the finish reason given.
+fn write_message(out: &mut String, message: &Message<'_>, finish_reason: Option<&str>) {
+    out.push('{');
+    if let Some(role) = message.role {
+        out.push_str("\"role\":");
+        if raw_is_str(role, "model") {
+            out.push_str("\"assistant\"");
+        } else {
+            out.push_str(role.get());
+        }
+        out.push(',');
+    }
+    out.push_str("\"parts\":[");
+    write_parts(out, message, true);
+    out.push(']');
+    if let Some(reason) = finish_reason {
+        out.push_str(",\"finish_reason\":\"");
+        json_escape_into(out, reason);
+        out.push('"');
+    }
+    out.push('}');
+}
+
+/// Appends `s` JSON-escaped (without quotes).
+fn json_escape_into(out: &mut String, s: &str) {
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                out.push_str(&format!("\\u{:04x}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+}
+
+/// Appends the parts of a message, comma-separated; returns the new `first` flag (still `true`
+/// when nothing was written).
+fn write_parts(out: &mut String, message: &Message<'_>, mut first: bool) -> bool {
+    let Some(ArrayShape::Array(parts)) = &message.content else {
+        return first;
+    };
+    for part in parts {
+        if let Shape::Object(part) = part {
+            first = write_part(out, part, first);
+        }
+    }
+    first
+}
+
+fn write_parts_list(out: &mut String, parts: &[Shape<Part<'_>>]) {
+    let mut first = true;
+    for part in parts {
+        if let Shape::Object(part) = part {
+            first = write_part(out, part, first);
+        }
+    }
+}
+
+fn comma(out: &mut String, first: bool) {
+    if !first {
+        out.push(',');
+    }
+}
+
+fn field(out: &mut String, key: &str, value: Option<Raw<'_>>) {
+    if let Some(value) = value {
+        out.push_str(",\"");
+        out.push_str(key);
+        out.push_str("\":");
+        out.push_str(value.get());
+    }
+}
+
+fn tool_payload<'s, 'a>(
+    t: &'s Option<Shape<ToolPayload<'a>>>,
+) -> Option<Option<&'s ToolPayload<'a>>> {
+    match t {
+        Some(Shape::Object(p)) => Some(Some(p)),
+        Some(Shape::Other { truthy: true }) => Some(None),
+        _ => None,
+    }
+}
+
+/// One part: the reference's text, reasoning, tool call and tool call response parts, plus media
+/// parts (rule 7). Returns the new `first` flag.
+fn write_part(out: &mut String, part: &Part<'_>, first: bool) -> bool {
+    if let Some(text) = part.text {
+        comma(out, first);
+        out.push_str(r#"{"type":"text","content":"#);
+        out.push_str(text.get());
+        out.push('}');
+    } else if let Some(reasoning) = part.reasoning {
+        comma(out, first);
+        out.push_str(r#"{"type":"reasoning","content":"#);
+        out.push_str(reasoning.get());
+        out.push('}');
+    } else if let Some(request) = tool_payload(&part.tool_request) {
+        comma(out, first);
+        out.push_str(r#"{"type":"tool_call""#);
+        if let Some(r) = request {
+            field(out, "id", r.reference);
+            field(out, "name", r.name);
+            field(out, "arguments", r.input);
+        }
+        out.push('}');
+    } else if let Some(response) = tool_payload(&part.tool_response) {
+        comma(out, first);
+        out.push_str(r#"{"type":"tool_call_response""#);
+        if let Some(r) = response {
+            field(out, "id", r.reference);
+            field(out, "response", r.output);
+        }
+        out.push('}');
+    } else if let Some(Shape::Object(media)) = &part.media {
+        let mark = out.len();
+        comma(out, first);
+        if !write_media(out, media) {
+            out.truncate(mark);
+            return first;
+        }
+    } else {
+        return first;
+    }
+    false
+}
+
+/// What a media URL is.
+#[derive(Debug, PartialEq, Eq)]
+pub struct MediaInfo<'a> {
+    /// The MIME type as JSON string source text (escaped form, no quotes), when known.
+    pub mime: Option<&'a str>,
+    /// For a `data:` URL: the decoded size in bytes; `None` for a remote URL.
+    pub data_size: Option<u64>,
+}
+
+/// Reads a media URL given as the source text of a JSON string without its quotes (escaped form,
+/// never unescaped or copied): a `data:` URL's MIME type and decoded size, or a remote URL.
+/// `None` for a `data:` URL without a `,`.
+pub fn media_info(escaped: &str) -> Option<MediaInfo<'_>> {
+    let bytes = escaped.as_bytes();
+    if bytes.len() < 5 || !bytes[..5].eq_ignore_ascii_case(b"data:") {
+        return Some(MediaInfo {
+            mime: None,
+            data_size: None,
+        });
+    }
+    let comma = escaped.find(',')?;
+    let header = &escaped[5..comma];
+    let payload = &escaped[comma + 1..];
+    let mime = header.split(';').next().filter(|m| !m.is_empty());
+    let base64 = header
+        .rsplit(';')
+        .next()
+        .is_some_and(|p| p.eq_ignore_ascii_case("base64"));
+    Some(MediaInfo {
+        mime,
+        data_size: Some(decoded_size(payload, base64)),
+    })
+}
+
+/// The decoded size of a `data:` URL payload given in JSON-escaped form: base64 (padding and
+/// whitespace excluded, `len * 3 / 4`) or percent-encoded (`%XX` is one byte). JSON escapes count
+/// as the one character they stand for. One pass, no allocation.
+fn decoded_size(payload: &str, base64: bool) -> u64 {
+    let bytes = payload.as_bytes();
+    let mut chars: u64 = 0;
+    let mut i = 0;
+    if base64 && !bytes.contains(&b'\\') {
+        let data = bytes.iter().filter(|b| !b.is_ascii_whitespace()).count() as u64;
+        let pad = bytes
+            .iter()
+            .rev()
+            .take_while(|&&b| b == b'=' || b.is_ascii_whitespace())
+            .filter(|&&b| b == b'=')
+            .count() as u64;
+        return (data - pad.min(data)) * 3 / 4;
+    }
+    let mut pad = 0u64;
+    while i < bytes.len() {
+        let (c, step) = if bytes[i] == b'\\' {
+            match bytes.get(i + 1) {
+                Some(b'u') => (b'?', 6),
+                Some(&e) => (
+                    match e {
+                        b'n' | b'r' | b't' => b' ',
+                        b'/' => b'/',
+                        other => other,
+                    },
+                    2,
+                ),
+                None => (b'?', 1),
+            }
+        } else {
+            (bytes[i], 1)
+        };
+        i += step;
+        if base64 {
+            if c.is_ascii_whitespace() {
+                continue;
+            }
+            if c == b'=' {
+                pad += 1;
+            } else {
+                pad = 0;
+            }
+            chars += 1;
+        } else if c == b'%' && i + 1 < bytes.len() {
+            chars += 1;
+            i += 2;
+        } else {
+            chars += 1;
+        }
+    }
+    if base64 {
+        (chars - pad.min(chars)) * 3 / 4
+    } else {
+        chars
+    }
+}
+
+/// Rule 7 (seed 004): a media part as a GenAI part. A remote URL: `{"type":"uri","modality",
+/// "mime_type","uri"}`; a `data:` URL: `{"type":"blob","modality","mime_type","size"}` where `size`
+/// is the decoded size in bytes and the bytes themselves are never written. `modality` is
+/// `image`, `audio` or `video` from the MIME type (`contentType`, else the `data:` header), left
+/// out for other types. Returns `false` (nothing usable written) when `url` is not a string or is
+/// a `data:` URL without a `,`.
+fn write_media(out: &mut String, media: &Media<'_>) -> bool {
+    let Some(url) = media.url.filter(|u| u.get().starts_with('"')) else {
+        return false;
+    };
+    let text = url.get();
+    let escaped = &text[1..text.len() - 1];
+    let Some(info) = media_info(escaped) else {
+        return false;
+    };
+    let content_type = media
+        .content_type
+        .filter(|c| c.get().starts_with('"') && c.get().len() > 2)
+        .map(|c| &c.get()[1..c.get().len() - 1]);
+    let mime = content_type.or(info.mime);
+    out.push_str(if info.data_size.is_some() {
+        r#"{"type":"blob""#
+    } else {
+        r#"{"type":"uri""#
+    });
+    if let Some(mime) = mime {
+        let head = mime.as_bytes().get(..6).unwrap_or(b"");
+        for modality in ["image", "audio", "video"] {
+            if head.len() == 6
+                && head[..5].eq_ignore_ascii_case(modality.as_bytes())
+                && head[5] == b'/'
+            {
+                out.push_str(",\"modality\":\"");
+                out.push_str(modality);
+                out.push('"');
+            }
+        }
+        out.push_str(",\"mime_type\":\"");
+        out.push_str(mime);
+        out.push('"');
+    }
+    match info.data_size {
+        Some(size) => {
+            out.push_str(",\"size\":");
+            out.push_str(&size.to_string());
+        }
+        None => {
+            out.push_str(",\"uri\":");
+            out.push_str(text);
+        }
+    }
+    out.push('}');
+    true
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tool spans.
+
+/// Tool spans, `tool` and `tool.v2` (rule 6): `execute_tool`, the name, the arguments
+/// (`genkit:input`, `"{}"` when absent) and the result. A `tool.v2` result: its `output` as a
+/// `tool` result when it has no content parts, else the JSON `{"output","content":[GenAI parts]}`
+/// (media as rule 7: no bytes).
+fn map_tool<'a>(span: &SpanInput<'a>, out: &mut Mapped<'a>) -> Result<(), NeedsJs> {
+    out.push(sc::OPERATION_NAME, Value::str("execute_tool"));
+    if let Some(name) = span.name {
+        out.push(keys::TOOL_NAME, Value::str(name));
+    }
+    out.push(
+        keys::TOOL_CALL_ARGUMENTS,
+        Value::str(span.input.unwrap_or("{}")),
+    );
+    let Some(output) = span.output else {
+        return Ok(());
+    };
+    if span.subtype == Some("tool.v2") {
+        if let Ok(Shape::Object(multipart)) = serde_json::from_str::<Shape<Multipart<'a>>>(output) {
+            let parts = match &multipart.content {
+                Some(ArrayShape::Array(parts)) if !parts.is_empty() => Some(parts),
+                _ => None,
+            };
+            match (parts, multipart.output) {
+                (Some(parts), value) => {
+                    let Some(mut text) = buffer(output.len() / 2 + 16) else {
+                        out.problems |= problem::TOOL_OUTPUT_NOT_JSON;
+                        return Ok(());
+                    };
+                    text.push('{');
+                    if let Some(value) = value {
+                        text.push_str("\"output\":");
+                        text.push_str(value.get());
+                        text.push(',');
+                    }
+                    text.push_str("\"content\":[");
+                    write_parts_list(&mut text, parts);
+                    text.push_str("]}");
+                    out.push(sc::TOOL_CALL_RESULT, Value::Str(Cow::Owned(text)));
+                    return Ok(());
+                }
+                (None, Some(value)) => return tool_result(value.get(), out),
+                (None, None) => {}
+            }
+        }
+    }
+    tool_result(output, out)
+}
+
+/// `gen_ai.tool.call.result` of a tool output (seed 000: a JSON string as its text).
+fn tool_result<'a>(output: &'a str, out: &mut Mapped<'a>) -> Result<(), NeedsJs> {
+    use crate::mapping::{map_tool_result, ToolResult};
+    match map_tool_result(output) {
+        ToolResult::Invalid => out.problems |= problem::TOOL_OUTPUT_NOT_JSON,
+        ToolResult::NeedsJs => return Err(NeedsJs),
+        ToolResult::Text(text) => out.push(sc::TOOL_CALL_RESULT, Value::Str(text)),
+        ToolResult::Json(json) => out.push(sc::TOOL_CALL_RESULT, Value::str(json)),
+    }
+    Ok(())
+}

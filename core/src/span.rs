@@ -1,0 +1,371 @@
+//! The whole-span mapping: one span's Genkit data in, its `gen_ai.*` attributes out, for every
+//! sink. The processor (napi, `src/seam.rs`) writes the output into the span's JavaScript
+//! attribute map; the native OTLP exporter writes it as protobuf `KeyValue`s while encoding. The
+//! rules live here once; both entries only convert [`SpanInput`] in and [`Value`] out.
+//!
+//! - [`Mode::Reference`]: seed 000's processor, byte for byte (with the candidate answers of
+//!   issue 5 and the per-attribute degradation of issue 4).
+//! - [`Mode::Complete`] (the default): Maple's own rules (issue 10; seeds 002/003/004), see
+//!   [`crate::complete`].
+//!
+//! A [`Mapper`] holds the [`Options`] and the state that spans of one trace share (tool call id
+//! pairing, rule 5). It is fed the spans in the order they end.
+
+use crate::complete;
+use crate::mapping::{map_model, map_tool_result, problem, Scalar, ToolResult};
+use std::borrow::Cow;
+
+/// Which attributes are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// Every rule of issue 10: registry provider names, tokens per provider, cost, `error.type`,
+    /// tool call ids, `tool.v2`, media parts, finish-reason vocabulary, request settings.
+    #[default]
+    Complete,
+    /// Exactly what seed 000's reference processor writes (for dashboards compared during a
+    /// migration).
+    Reference,
+}
+
+/// The mapping options, read once when a [`Mapper`] is made. Issue 11 adds the content options
+/// (capture on/off, secret scrubbing, size cap) here.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// [`Mode`]; `Complete` by default.
+    pub mode: Mode,
+    /// Complete mode: write `gen_ai.usage.cost` (USD) when the model's price is known (rule 2).
+    /// `true` by default; ignored in reference mode.
+    pub cost: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            mode: Mode::Complete,
+            cost: true,
+        }
+    }
+}
+
+/// The span's OpenTelemetry status code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Status {
+    /// `UNSET` (0).
+    #[default]
+    Unset,
+    /// `OK` (1).
+    Ok,
+    /// `ERROR` (2): the span failed.
+    Error,
+}
+
+impl Status {
+    /// From the numeric code of the OpenTelemetry API / OTLP (`0`, `1`, `2`); other codes: `Unset`.
+    pub fn from_code(code: u32) -> Status {
+        match code {
+            1 => Status::Ok,
+            2 => Status::Error,
+            _ => Status::Unset,
+        }
+    }
+}
+
+/// Everything the rules read from one ended span. Strings are borrowed from the caller's buffers.
+#[derive(Debug, Clone, Default)]
+pub struct SpanInput<'a> {
+    /// `genkit:metadata:subtype` when a string (`flow`, `agent`, `model`, `tool`, `tool.v2`, ...).
+    pub subtype: Option<&'a str>,
+    /// `genkit:name` as a string (seed 000 uses `String(value)`); `None` when absent.
+    pub name: Option<&'a str>,
+    /// `genkit:input` when a string.
+    pub input: Option<&'a str>,
+    /// `genkit:output` when a string.
+    pub output: Option<&'a str>,
+    /// `genkit:metadata:conversationId`, else `genkit:metadata:agent:sessionId`, of any attribute
+    /// type (copied to `gen_ai.conversation.id` as it is).
+    pub conversation_id: Option<Value<'a>>,
+    /// The span's status code.
+    pub status: Status,
+    /// `exception.type` of the span's first `exception` event, when a string.
+    pub exception_type: Option<&'a str>,
+    /// `exception.stacktrace` of that event, when a string (its first line names the error).
+    pub exception_stacktrace: Option<&'a str>,
+    /// The trace id (16 bytes).
+    pub trace_id: Option<[u8; 16]>,
+    /// The span id (8 bytes).
+    pub span_id: Option<[u8; 8]>,
+    /// The parent span id (8 bytes), `None` for a root span.
+    pub parent_span_id: Option<[u8; 8]>,
+}
+
+/// An attribute value, independent of the sink.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value<'a> {
+    /// A string.
+    Str(Cow<'a, str>),
+    /// An integer (token counts, `seed`, `top_k`, ...).
+    Int(i64),
+    /// A double (temperature, cost in USD, a JSON number that is not an integer).
+    Double(f64),
+    /// A boolean.
+    Bool(bool),
+    /// JSON `null` (reference mode copies a `null` token count as `null`; an OTLP sink writes an
+    /// empty `AnyValue`).
+    Null,
+    /// A homogeneous array of scalars (`gen_ai.response.finish_reasons`, stop sequences).
+    Array(Vec<Value<'a>>),
+    /// A compound JSON value as its text, which only a JavaScript sink can recreate (with
+    /// `JSON.parse`); an OTLP sink writes it as a string.
+    Json(&'a str),
+}
+
+impl<'a> Value<'a> {
+    /// A borrowed string value.
+    pub fn str(s: &'a str) -> Value<'a> {
+        Value::Str(Cow::Borrowed(s))
+    }
+
+    /// A JSON number as an attribute: an integer when it is one (`JSON.parse` gives the same
+    /// JavaScript number either way; an OTLP sink writes `intValue`, as the JavaScript SDK does
+    /// for integer numbers), a double otherwise.
+    pub fn number(v: f64) -> Value<'a> {
+        if v.fract() == 0.0
+            && v.abs() < 9_007_199_254_740_992.0
+            && !(v == 0.0 && v.is_sign_negative())
+        {
+            Value::Int(v as i64)
+        } else {
+            Value::Double(v)
+        }
+    }
+
+    fn of_scalar(s: Scalar<'a>) -> Value<'a> {
+        match s {
+            Scalar::Str(s) => Value::Str(s),
+            Scalar::Num(n) => Value::number(n),
+            Scalar::Bool(b) => Value::Bool(b),
+            Scalar::Null => Value::Null,
+            Scalar::Json(text) => Value::Json(text),
+        }
+    }
+}
+
+/// The output of one span: attributes in the order they are written, and [`problem`] flags.
+#[derive(Debug, Default)]
+pub struct Mapped<'a> {
+    /// `(key, value)` pairs; a key appears at most once.
+    pub attributes: Vec<(&'static str, Value<'a>)>,
+    /// [`problem`] flags (`0`: clean). With [`problem::NEEDS_JS`] the attributes are empty and
+    /// the caller maps the span another way.
+    pub problems: u32,
+}
+
+impl<'a> Mapped<'a> {
+    fn new() -> Self {
+        Mapped {
+            // ok: bounded by the number of attribute keys this module writes (under 40).
+            attributes: Vec::with_capacity(24),
+            problems: 0,
+        }
+    }
+
+    /// Adds an attribute.
+    pub fn push(&mut self, key: &'static str, value: Value<'a>) {
+        self.attributes.push((key, value));
+    }
+
+    /// The value of `key`, if written.
+    pub fn get(&self, key: &str) -> Option<&Value<'a>> {
+        self.attributes
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v)
+    }
+}
+
+/// Attribute keys written by the whole-span mapping beyond [`crate::semconv`]'s.
+pub mod keys {
+    /// `gen_ai.agent.name`.
+    pub const AGENT_NAME: &str = "gen_ai.agent.name";
+    /// `gen_ai.conversation.id`.
+    pub const CONVERSATION_ID: &str = "gen_ai.conversation.id";
+    /// `gen_ai.tool.name`.
+    pub const TOOL_NAME: &str = "gen_ai.tool.name";
+    /// `gen_ai.tool.call.arguments`.
+    pub const TOOL_CALL_ARGUMENTS: &str = "gen_ai.tool.call.arguments";
+    /// `gen_ai.tool.call.id` (rule 5).
+    pub const TOOL_CALL_ID: &str = "gen_ai.tool.call.id";
+    /// `error.type` (rule 4).
+    pub const ERROR_TYPE: &str = "error.type";
+}
+
+use crate::semconv as sc;
+
+/// Maps spans with one set of [`Options`], keeping the state spans of a trace share.
+#[derive(Debug, Default)]
+pub struct Mapper {
+    options: Options,
+}
+
+impl Mapper {
+    /// A mapper with these options.
+    pub fn new(options: Options) -> Mapper {
+        Mapper { options }
+    }
+
+    /// The options it was made with.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// Maps one ended span. Never panics on any input; a span that is not a Genkit flow, agent,
+    /// model or tool span gets no attributes.
+    pub fn map<'a>(&mut self, span: &SpanInput<'a>) -> Mapped<'a> {
+        match self.options.mode {
+            Mode::Reference => map_reference(span),
+            Mode::Complete => complete::map(span, &self.options),
+        }
+    }
+}
+
+/// `String(attrs["genkit:name"])` of seed 000: `"undefined"` when absent.
+fn reference_name<'a>(span: &SpanInput<'a>) -> &'a str {
+    span.name.unwrap_or("undefined")
+}
+
+/// Flow and agent spans (seed 000): `invoke_agent`, the agent name, the conversation id.
+pub(crate) fn map_agent<'a>(span: &SpanInput<'a>, out: &mut Mapped<'a>, name: Option<&'a str>) {
+    out.push(sc::OPERATION_NAME, Value::str("invoke_agent"));
+    if let Some(name) = name {
+        out.push(keys::AGENT_NAME, Value::str(name));
+    }
+    if let Some(id) = &span.conversation_id {
+        out.push(keys::CONVERSATION_ID, id.clone());
+    }
+}
+
+/// The reference processor's whole mapping (seed 000), as `js/mapping.js` writes it.
+pub fn map_reference<'a>(span: &SpanInput<'a>) -> Mapped<'a> {
+    let mut out = Mapped::new();
+    match span.subtype {
+        Some("flow" | "agent") => map_agent(span, &mut out, Some(reference_name(span))),
+        Some("model") => {
+            out.push(sc::OPERATION_NAME, Value::str("chat"));
+            let name = reference_name(span);
+            let (provider, model) = match name.find('/') {
+                Some(i) if i + 1 < name.len() => (&name[..i], &name[i + 1..]),
+                Some(i) => (&name[..i], name),
+                None => (name, name),
+            };
+            out.push(sc::PROVIDER_NAME, Value::str(provider));
+            out.push(sc::REQUEST_MODEL, Value::str(model));
+            let attrs = map_model(span.input, span.output);
+            out.problems |= attrs.problems;
+            if attrs.problems & problem::NEEDS_JS != 0 {
+                return needs_js(out.problems);
+            }
+            if let Some(s) = attrs.input_messages {
+                out.push(sc::INPUT_MESSAGES, Value::Str(Cow::Owned(s)));
+            }
+            if let Some(s) = attrs.system_instructions {
+                out.push(sc::SYSTEM_INSTRUCTIONS, Value::Str(Cow::Owned(s)));
+            }
+            if let Some(s) = attrs.output_messages {
+                out.push(sc::OUTPUT_MESSAGES, Value::Str(Cow::Owned(s)));
+            }
+            if let Some(reasons) = attrs.finish_reasons {
+                let mut values = Vec::new();
+                if values.try_reserve(reasons.len()).is_err() {
+                    return needs_js(out.problems);
+                }
+                for raw in reasons {
+                    values.push(Value::of_scalar(Scalar::of(raw)));
+                }
+                out.push(sc::RESPONSE_FINISH_REASONS, Value::Array(values));
+            }
+            if let Some(raw) = attrs.input_tokens {
+                out.push(sc::USAGE_INPUT_TOKENS, Value::of_scalar(Scalar::of(raw)));
+            }
+            if let Some(raw) = attrs.output_tokens {
+                out.push(sc::USAGE_OUTPUT_TOKENS, Value::of_scalar(Scalar::of(raw)));
+            }
+        }
+        Some("tool") => {
+            out.push(sc::OPERATION_NAME, Value::str("execute_tool"));
+            out.push(keys::TOOL_NAME, Value::str(reference_name(span)));
+            out.push(
+                keys::TOOL_CALL_ARGUMENTS,
+                Value::str(span.input.unwrap_or("{}")),
+            );
+            if let Some(output) = span.output {
+                match map_tool_result(output) {
+                    ToolResult::Invalid => out.problems |= problem::TOOL_OUTPUT_NOT_JSON,
+                    ToolResult::NeedsJs => return needs_js(out.problems),
+                    ToolResult::Text(text) => out.push(sc::TOOL_CALL_RESULT, Value::Str(text)),
+                    ToolResult::Json(json) => out.push(sc::TOOL_CALL_RESULT, Value::str(json)),
+                }
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// A result with no attributes and [`problem::NEEDS_JS`] set.
+pub(crate) fn needs_js<'a>(problems: u32) -> Mapped<'a> {
+    Mapped {
+        attributes: Vec::new(),
+        problems: problems | problem::NEEDS_JS,
+    }
+}
+
+/// The fallback `error.type` when a failed span names no error (the semantic conventions'
+/// `_OTHER`).
+pub const ERROR_TYPE_OTHER: &str = "_OTHER";
+
+/// `error.type` of a failed span (rule 4; seed 004: "In JavaScript, error.type is the thrown
+/// error's name, for example GenkitError"): the name that starts the exception event's stack trace
+/// (`GenkitError: ...`; the OpenTelemetry JS SDK puts an error's `code`, such as `"403"`, in
+/// `exception.type` when it has one), else `exception.type`, else [`ERROR_TYPE_OTHER`]. `None` when
+/// the span did not fail.
+pub fn error_type<'a>(span: &SpanInput<'a>) -> Option<&'a str> {
+    if span.status != Status::Error {
+        return None;
+    }
+    if let Some(name) = span.exception_stacktrace.and_then(stack_error_name) {
+        return Some(name);
+    }
+    match span.exception_type {
+        Some(t) if !t.trim().is_empty() => Some(t),
+        _ => Some(ERROR_TYPE_OTHER),
+    }
+}
+
+/// The error name a V8 stack trace starts with (`Name: message` or just `Name`): a JavaScript
+/// identifier of at most 128 characters, else `None`.
+fn stack_error_name(stack: &str) -> Option<&str> {
+    let line = stack.split('\n').next()?;
+    let name = match line.find(':') {
+        Some(i) => &line[..i],
+        None => line,
+    };
+    let mut chars = name.chars();
+    let first = chars.next()?;
+    let ident = (first.is_alphabetic() || first == '_' || first == '$')
+        && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '$');
+    (ident && name.len() <= 128).then_some(name)
+}
+
+/// Parses a lowercase or uppercase hex id (`traceId` / `spanId` of the JavaScript API) into bytes.
+pub fn parse_hex<const N: usize>(hex: &str) -> Option<[u8; N]> {
+    let bytes = hex.as_bytes();
+    if bytes.len() != 2 * N {
+        return None;
+    }
+    let mut out = [0u8; N];
+    for (i, pair) in bytes.chunks_exact(2).enumerate() {
+        let digit = |b: u8| (b as char).to_digit(16);
+        out[i] = (digit(pair[0])? * 16 + digit(pair[1])?) as u8;
+    }
+    Some(out)
+}

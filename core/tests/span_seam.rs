@@ -1,0 +1,306 @@
+//! The whole-span seam (`span::Mapper`): reference mode equals the reference rules, complete mode
+//! applies issue 10's rules. Inputs are shaped as Genkit 1.42 writes them (corpus fixtures).
+
+use genkit_for_maple_core::complete::{finish_reason, media_info, provider_name};
+use genkit_for_maple_core::span::{
+    error_type, parse_hex, Mapper, Mode, Options, SpanInput, Status, Value,
+};
+use serde_json::value::RawValue;
+
+fn mapper(mode: Mode) -> Mapper {
+    Mapper::new(Options { mode, cost: true })
+}
+
+fn get<'a>(m: &'a genkit_for_maple_core::span::Mapped<'_>, key: &str) -> Option<&'a Value<'a>> {
+    m.attributes.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+}
+
+fn s(v: Option<&Value<'_>>) -> String {
+    match v {
+        Some(Value::Str(s)) => s.to_string(),
+        other => panic!("not a string: {other:?}"),
+    }
+}
+
+fn int(v: Option<&Value<'_>>) -> i64 {
+    match v {
+        Some(Value::Int(i)) => *i,
+        other => panic!("not an int: {other:?}"),
+    }
+}
+
+const GEMINI_OUT: &str = r#"{"candidates":[{"index":0,"message":{"role":"model","content":[{"reasoning":"think"},{"toolRequest":{"name":"getWeather","input":{"city":"Paris"}}}]},"finishReason":"stop","custom":{}}],"custom":{"usageMetadata":{"promptTokenCount":224},"modelVersion":"gemini-2.5-flash","responseId":"resp-1"},"usage":{"inputTokens":224,"outputTokens":21,"thoughtsTokens":37,"totalTokens":282,"cachedContentTokens":134,"inputImages":0}}"#;
+
+#[test]
+fn complete_gemini_tokens_finish_reason_provider_response() {
+    let span = SpanInput {
+        subtype: Some("model"),
+        name: Some("googleai/gemini-2.5-flash"),
+        input: Some(
+            r#"{"messages":[{"role":"user","content":[{"text":"hi"}]}],"config":{"temperature":0.2,"maxOutputTokens":512,"topK":0,"stopSequences":["x"],"seed":7},"output":{"format":"json"}}"#,
+        ),
+        output: Some(GEMINI_OUT),
+        ..SpanInput::default()
+    };
+    let m = mapper(Mode::Complete).map(&span);
+    assert_eq!(m.problems, 0);
+    assert_eq!(s(get(&m, "gen_ai.provider.name")), "gcp.gemini");
+    assert_eq!(s(get(&m, "gen_ai.request.model")), "gemini-2.5-flash");
+    assert_eq!(int(get(&m, "gen_ai.usage.input_tokens")), 224);
+    assert_eq!(int(get(&m, "gen_ai.usage.output_tokens")), 21 + 37);
+    assert_eq!(int(get(&m, "gen_ai.usage.reasoning.output_tokens")), 37);
+    assert_eq!(int(get(&m, "gen_ai.usage.cache_read.input_tokens")), 134);
+    assert!(get(&m, "gen_ai.usage.cache_write.input_tokens").is_none());
+    assert_eq!(
+        get(&m, "gen_ai.response.finish_reasons"),
+        Some(&Value::Array(vec![Value::str("tool_call")]))
+    );
+    assert!(s(get(&m, "gen_ai.output.messages")).ends_with(r#""finish_reason":"tool_call"}]"#));
+    assert_eq!(s(get(&m, "gen_ai.response.id")), "resp-1");
+    assert_eq!(s(get(&m, "gen_ai.response.model")), "gemini-2.5-flash");
+    assert_eq!(
+        get(&m, "gen_ai.request.temperature"),
+        Some(&Value::Double(0.2))
+    );
+    assert_eq!(int(get(&m, "gen_ai.request.max_tokens")), 512);
+    assert_eq!(int(get(&m, "gen_ai.request.top_k")), 0);
+    assert_eq!(int(get(&m, "gen_ai.request.seed")), 7);
+    assert_eq!(
+        get(&m, "gen_ai.request.stop_sequences"),
+        Some(&Value::Array(vec![Value::str("x")]))
+    );
+    assert_eq!(s(get(&m, "gen_ai.output.type")), "json");
+    assert!(get(&m, "error.type").is_none());
+}
+
+#[test]
+fn complete_anthropic_adds_cache_reads_and_writes() {
+    let out = r#"{"candidates":[{"index":0,"finishReason":"stop","message":{"role":"model","content":[{"text":"ok"}]}}],"usage":{"inputTokens":133,"outputTokens":97,"custom":{"cache_creation_input_tokens":2048,"cache_read_input_tokens":10}},"raw":{"id":"msg_1","model":"claude-sonnet-4-5-20250929"}}"#;
+    let span = SpanInput {
+        subtype: Some("model"),
+        name: Some("anthropic/claude-sonnet-4-5"),
+        output: Some(out),
+        ..SpanInput::default()
+    };
+    let m = mapper(Mode::Complete).map(&span);
+    assert_eq!(int(get(&m, "gen_ai.usage.input_tokens")), 133 + 2048 + 10);
+    assert_eq!(int(get(&m, "gen_ai.usage.cache_read.input_tokens")), 10);
+    assert_eq!(int(get(&m, "gen_ai.usage.cache_write.input_tokens")), 2048);
+    assert_eq!(int(get(&m, "gen_ai.usage.output_tokens")), 97);
+    assert_eq!(s(get(&m, "gen_ai.response.id")), "msg_1");
+    assert_eq!(s(get(&m, "gen_ai.input.messages")), "[]");
+}
+
+#[test]
+fn complete_openai_raw_details_and_no_invented_tokens() {
+    let out = r#"{"finishReason":"length","message":{"role":"model","content":[{"text":"x"}]},"usage":{"inputTokens":112,"outputTokens":216},"raw":{"id":"chatcmpl-1","model":"gpt-5-mini","usage":{"prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":192}}}}"#;
+    let span = SpanInput {
+        subtype: Some("model"),
+        name: Some("openai/gpt-5-mini"),
+        output: Some(out),
+        ..SpanInput::default()
+    };
+    let m = mapper(Mode::Complete).map(&span);
+    assert_eq!(int(get(&m, "gen_ai.usage.cache_read.input_tokens")), 0);
+    assert_eq!(int(get(&m, "gen_ai.usage.reasoning.output_tokens")), 192);
+    assert_eq!(int(get(&m, "gen_ai.usage.output_tokens")), 216);
+    assert_eq!(
+        get(&m, "gen_ai.response.finish_reasons"),
+        Some(&Value::Array(vec![Value::str("length")]))
+    );
+    // No usage reported: no token attribute at all.
+    let bare = SpanInput {
+        output: Some(r#"{"finishReason":"stop","message":{"role":"model","content":[]}}"#),
+        ..span
+    };
+    let m = mapper(Mode::Complete).map(&bare);
+    assert!(m
+        .attributes
+        .iter()
+        .all(|(k, _)| !k.starts_with("gen_ai.usage")));
+}
+
+#[test]
+fn complete_media_parts_never_copy_bytes() {
+    let data = "A".repeat(3998);
+    let input = format!(
+        r#"{{"messages":[{{"role":"user","content":[{{"text":"see"}},{{"media":{{"url":"data:image/png;base64,{data}==","contentType":"image/png"}}}},{{"media":{{"url":"https://x.test/a.jpg","contentType":"image/jpeg"}}}},{{"media":{{"url":"gs://b/v.mp4"}}}}]}}]}}"#
+    );
+    let span = SpanInput {
+        subtype: Some("model"),
+        name: Some("googleai/gemini-2.5-flash"),
+        input: Some(&input),
+        ..SpanInput::default()
+    };
+    let m = mapper(Mode::Complete).map(&span);
+    let messages = s(get(&m, "gen_ai.input.messages"));
+    assert!(!messages.contains("AAAA"), "{messages}");
+    let parsed: serde_json::Value = serde_json::from_str(&messages).unwrap();
+    let parts = &parsed[0]["parts"];
+    assert_eq!(parts[1]["type"], "blob");
+    assert_eq!(parts[1]["modality"], "image");
+    assert_eq!(parts[1]["mime_type"], "image/png");
+    assert_eq!(parts[1]["size"], 2998);
+    assert_eq!(parts[2]["type"], "uri");
+    assert_eq!(parts[2]["uri"], "https://x.test/a.jpg");
+    assert_eq!(parts[3]["type"], "uri");
+    assert!(parts[3].get("modality").is_none());
+    // Reference mode drops media parts, as seed 000 does.
+    let r = mapper(Mode::Reference).map(&span);
+    assert_eq!(
+        s(get(&r, "gen_ai.input.messages")),
+        r#"[{"role":"user","parts":[{"type":"text","content":"see"}]}]"#
+    );
+}
+
+#[test]
+fn media_info_measures_data_urls() {
+    let i = media_info("data:image/png;base64,AAAA").unwrap();
+    assert_eq!((i.mime, i.data_size), (Some("image/png"), Some(3)));
+    let i = media_info("data:text/plain;charset=utf-8,a%20b").unwrap();
+    assert_eq!((i.mime, i.data_size), (Some("text/plain"), Some(3)));
+    let i = media_info(r"data:image/png;base64,AA\u0041A").unwrap();
+    assert_eq!(i.data_size, Some(3));
+    assert!(media_info("data:image/png;base64").is_none());
+    assert_eq!(media_info("https://a/b").unwrap().data_size, None);
+}
+
+#[test]
+fn finish_reason_vocabulary() {
+    let raw = |s: &str| RawValue::from_string(s.to_string()).unwrap();
+    let blocked = raw(r#""blocked""#);
+    assert_eq!(
+        finish_reason(Some(&blocked), false).as_deref(),
+        Some("content_filter")
+    );
+    let stop = raw(r#""stop""#);
+    assert_eq!(
+        finish_reason(Some(&stop), true).as_deref(),
+        Some("tool_call")
+    );
+    assert_eq!(finish_reason(Some(&stop), false).as_deref(), Some("stop"));
+    let other = raw(r#""other""#);
+    assert_eq!(finish_reason(Some(&other), false).as_deref(), Some("other"));
+    assert_eq!(finish_reason(None, false), None);
+}
+
+#[test]
+fn providers_from_the_registry() {
+    for (prefix, name) in [
+        ("googleai", "gcp.gemini"),
+        ("vertexai", "gcp.vertex_ai"),
+        ("openai", "openai"),
+        ("anthropic", "anthropic"),
+        ("deepseek", "deepseek"),
+        ("xai", "x_ai"),
+        ("mistral", "mistral_ai"),
+        ("awsBedrock", "aws.bedrock"),
+        ("azureOpenAI", "azure.ai.openai"),
+        ("Ollama", "ollama"),
+        ("local", "local"),
+    ] {
+        assert_eq!(provider_name(prefix), name);
+    }
+}
+
+#[test]
+fn error_type_from_the_exception_event() {
+    let failed = |t: Option<&'static str>, st: Option<&'static str>| SpanInput {
+        status: Status::Error,
+        exception_type: t,
+        exception_stacktrace: st,
+        ..SpanInput::default()
+    };
+    assert_eq!(
+        error_type(&failed(
+            Some("403"),
+            Some("GenkitError: PERMISSION_DENIED: no\n    at x")
+        )),
+        Some("GenkitError")
+    );
+    assert_eq!(
+        error_type(&failed(Some("Error"), Some("Error: boom"))),
+        Some("Error")
+    );
+    assert_eq!(
+        error_type(&failed(Some("TypeError"), None)),
+        Some("TypeError")
+    );
+    assert_eq!(
+        error_type(&failed(None, Some("not an identifier here: x"))),
+        Some("_OTHER")
+    );
+    assert_eq!(error_type(&SpanInput::default()), None);
+    // A failed tool span: execute_tool with error.type and no result.
+    let span = SpanInput {
+        subtype: Some("tool"),
+        name: Some("chargeCard"),
+        input: Some(r#"{"amount":5}"#),
+        ..failed(Some("403"), Some("GenkitError: PERMISSION_DENIED"))
+    };
+    let m = mapper(Mode::Complete).map(&span);
+    assert_eq!(s(get(&m, "error.type")), "GenkitError");
+    assert!(get(&m, "gen_ai.tool.call.result").is_none());
+    // Reference mode writes no error.type.
+    assert!(get(&mapper(Mode::Reference).map(&span), "error.type").is_none());
+}
+
+#[test]
+fn tool_v2_result_from_output_and_content() {
+    let out = r#"{"output":{"hits":2},"content":[{"text":"Doc 1"},{"media":{"url":"data:image/png;base64,iVBORw0KGgo=","contentType":"image/png"}}]}"#;
+    let span = SpanInput {
+        subtype: Some("tool.v2"),
+        name: Some("fetchDocs"),
+        input: Some(r#"{"topic":"t"}"#),
+        output: Some(out),
+        ..SpanInput::default()
+    };
+    let m = mapper(Mode::Complete).map(&span);
+    assert_eq!(s(get(&m, "gen_ai.operation.name")), "execute_tool");
+    assert_eq!(
+        s(get(&m, "gen_ai.tool.call.result")),
+        r#"{"output":{"hits":2},"content":[{"type":"text","content":"Doc 1"},{"type":"blob","modality":"image","mime_type":"image/png","size":8}]}"#
+    );
+    let only_output = SpanInput {
+        output: Some(r#"{"output":"plain"}"#),
+        ..span.clone()
+    };
+    assert_eq!(
+        s(get(
+            &mapper(Mode::Complete).map(&only_output),
+            "gen_ai.tool.call.result"
+        )),
+        "plain"
+    );
+    // Reference mode: tool.v2 is not a tool call (seed 000).
+    assert!(mapper(Mode::Reference).map(&span).attributes.is_empty());
+}
+
+#[test]
+fn reference_mode_is_seed_000() {
+    let span = SpanInput {
+        subtype: Some("model"),
+        name: Some("googleai/gemini-2.5-flash"),
+        output: Some(GEMINI_OUT),
+        ..SpanInput::default()
+    };
+    let m = mapper(Mode::Reference).map(&span);
+    assert_eq!(s(get(&m, "gen_ai.provider.name")), "googleai");
+    assert_eq!(int(get(&m, "gen_ai.usage.output_tokens")), 21);
+    assert!(get(&m, "gen_ai.usage.reasoning.output_tokens").is_none());
+    let flow = SpanInput {
+        subtype: Some("flow"),
+        conversation_id: Some(Value::Int(42)),
+        ..SpanInput::default()
+    };
+    let m = mapper(Mode::Reference).map(&flow);
+    assert_eq!(s(get(&m, "gen_ai.agent.name")), "undefined");
+    assert_eq!(get(&m, "gen_ai.conversation.id"), Some(&Value::Int(42)));
+}
+
+#[test]
+fn hex_ids() {
+    assert_eq!(parse_hex::<2>("0aFf"), Some([0x0a, 0xff]));
+    assert_eq!(parse_hex::<2>("0aF"), None);
+    assert_eq!(parse_hex::<2>("0aFg"), None);
+}

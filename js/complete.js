@@ -1,0 +1,118 @@
+"use strict"
+// Complete mode in the processor (issue 10): model, tool and tool.v2 spans go through the core's
+// whole-span mapping (native `Mapper.mapSpan`, core/src/span.rs and core/src/complete.rs, where
+// every rule lives); flow and agent spans keep their JS fast path (no native call) and call the
+// native `errorType` only when they failed. The pure-JS mapping carries reference mode only.
+
+const js = require("./mapping")
+const { P } = js
+
+const str = (v) => (typeof v === "string" ? v : undefined)
+
+/** The span's status code (0 unset, 1 ok, 2 error). */
+function statusCode(span) {
+  const code = span.status?.code
+  return code === 1 || code === 2 ? code : 0
+}
+
+/** `exception.type` and `exception.stacktrace` of the span's first exception event. */
+function exceptionOf(span) {
+  const events = span.events
+  if (!Array.isArray(events)) return [undefined, undefined]
+  for (const event of events) {
+    if (event?.name !== "exception") continue
+    const a = event.attributes ?? {}
+    return [str(a["exception.type"]), str(a["exception.stacktrace"])]
+  }
+  return [undefined, undefined]
+}
+
+function nameOf(attrs) {
+  const v = attrs["genkit:name"]
+  return v === undefined ? undefined : String(v)
+}
+
+/** Replaces lone surrogates in every string and key of a parsed JSON value (UTF-8 cannot carry
+ * them; the OTLP wire would carry U+FFFD). Keys are defined, never assigned (`__proto__`). */
+function wellFormed(value) {
+  if (typeof value === "string") return value.toWellFormed()
+  if (value === null || typeof value !== "object") return value
+  if (Array.isArray(value)) return value.map(wellFormed)
+  const out = {}
+  for (const key of Object.keys(value)) {
+    Object.defineProperty(out, key.toWellFormed(), { value: wellFormed(value[key]), enumerable: true, writable: true, configurable: true })
+  }
+  return out
+}
+
+/** A JSON attribute as JSON text the core reads: `JSON.parse` semantics (`1e400` is `null` after
+ * `JSON.stringify`, as the reference writes it), lone surrogates as U+FFFD. */
+function normaliseJson(text) {
+  if (typeof text !== "string") return text
+  let value
+  try {
+    value = JSON.parse(text)
+  } catch {
+    return text.toWellFormed()
+  }
+  return JSON.stringify(wellFormed(value))
+}
+
+/**
+ * Maps one span in complete mode, in place. Returns problem flags.
+ * @param {{ mapSpan: Function }} mapper the native Mapper
+ * @param {{ errorType: Function }} native the binding
+ */
+function mapComplete(mapper, native, span, attrs, subtype) {
+  switch (subtype) {
+    case "flow":
+    case "agent": {
+      const flags = js.mapAgent(attrs)
+      // Rule 4 on flows: a native call only when the span failed (rare), so the rule lives once.
+      if (statusCode(span) === 2) attrs["error.type"] = native.errorType(...exceptionOf(span))
+      return flags
+    }
+    case "model":
+    case "tool":
+    case "tool.v2":
+      break
+    default:
+      return 0
+  }
+  let name
+  let flags = 0
+  try {
+    name = nameOf(attrs)
+  } catch {
+    flags |= P.ATTRIBUTE_TYPE
+  }
+  const status = statusCode(span)
+  const [type, stack] = status === 2 ? exceptionOf(span) : [undefined, undefined]
+  const ctx = typeof span.spanContext === "function" ? span.spanContext() : undefined
+  const parent = str(span.parentSpanContext?.spanId) ?? str(span.parentSpanId)
+  const args = [subtype, name, status, type, stack, str(ctx?.traceId), str(ctx?.spanId), parent]
+  let result = mapper.mapSpan(attrs, ...args)
+  if (result & (P.NEEDS_JS | P.PANIC)) {
+    // JSON the core's reader refuses but JSON.parse accepts (`1e400`, a lone surrogate escape in
+    // a key): map a normalised copy, so complete mode's rules still apply.
+    const panic = result & P.PANIC
+    let copy
+    try {
+      copy = { "genkit:input": normaliseJson(attrs["genkit:input"]), "genkit:output": normaliseJson(attrs["genkit:output"]) }
+    } catch {
+      copy = undefined // nesting deeper than V8's JSON.stringify can write
+    }
+    result = copy === undefined ? P.NEEDS_JS : mapper.mapSpan(copy, ...args)
+    if (result & (P.NEEDS_JS | P.PANIC)) {
+      // Last resort: the reference mapping in JS.
+      return flags | panic | (result & P.PANIC) | js.mapSpanJs(attrs)
+    }
+    for (const key of Object.keys(copy)) {
+      if (!key.startsWith("genkit:")) attrs[key] = copy[key]
+    }
+    result |= panic
+  }
+  return flags | result
+}
+
+module.exports = { mapComplete, normaliseJson, statusCode, exceptionOf }

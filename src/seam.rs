@@ -1,0 +1,286 @@
+//! The napi entry of the core's whole-span mapping ([`genkit_for_maple_core::span`]): a `Mapper`
+//! class holding the options and the state spans of a trace share, whose `mapSpan` reads the
+//! span's `genkit:input` / `genkit:output` from its attribute map, takes the other span data as
+//! arguments, runs the core and writes the `(key, value)` list back into the same map.
+//!
+//! Strings that are not well-formed UTF-16 (a lone surrogate) are read with U+FFFD in its place:
+//! the OTLP wire carries UTF-8, so that is what an exporter sends for them anyway. The core's
+//! state is borrowed only while the pure-Rust core runs (no JavaScript is called then), so a getter
+//! or setter that re-enters `onEnd` finds it free.
+
+use super::{call_of, quiet_panics, with_buffers, Call};
+use genkit_for_maple_core::problem;
+use genkit_for_maple_core::span::{self, Mode, Options, SpanInput, Status, Value};
+use napi::bindgen_prelude::Object;
+use napi::{sys, Env};
+use std::cell::RefCell;
+use std::ffi::CStr;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
+
+/// The options of a [`Mapper`] (validated by the JavaScript wrapper first).
+#[napi(object)]
+pub struct MapperOptions {
+    /// `"complete"` or `"reference"`.
+    pub mode: String,
+    /// Complete mode: write `gen_ai.usage.cost`.
+    pub cost: bool,
+}
+
+/// The whole-span mapping with one set of options (core `span::Mapper`).
+#[napi]
+pub struct Mapper {
+    inner: RefCell<span::Mapper>,
+}
+
+/// What [`read_lossy`] found.
+enum Got {
+    Str,
+    Absent,
+    Threw,
+}
+
+/// Reads property `key` of the attribute map into `buf` as UTF-8 when it is a string, lone
+/// surrogates replaced by U+FFFD. `Absent` for other types; `Threw` when a getter threw (the
+/// exception is cleared).
+fn read_lossy(call: &Call, key: &CStr, buf: &mut String) -> Got {
+    buf.clear();
+    let mut value = ptr::null_mut();
+    // SAFETY: `env` and `object` are the live handles of the current napi call; `key` is
+    // NUL-terminated; `value` is a valid out-pointer.
+    let status =
+        unsafe { sys::napi_get_named_property(call.env, call.object, key.as_ptr(), &mut value) };
+    if status != sys::Status::napi_ok {
+        let mut pending = false;
+        // SAFETY: live `env`, valid out-pointer.
+        unsafe { sys::napi_is_exception_pending(call.env, &mut pending) };
+        if pending {
+            call.clear_exception();
+            return Got::Threw;
+        }
+        return Got::Absent;
+    }
+    let mut len = 0usize;
+    // SAFETY: a null buffer asks for the length in UTF-16 code units; a non-string value makes
+    // napi return `napi_string_expected`, which is the type check.
+    if unsafe { sys::napi_get_value_string_utf16(call.env, value, ptr::null_mut(), 0, &mut len) }
+        != sys::Status::napi_ok
+    {
+        return Got::Absent;
+    }
+    let mut units: Vec<u16> = Vec::new();
+    if units.try_reserve(len + 1).is_err() || buf.try_reserve(len.saturating_mul(3)).is_err() {
+        return Got::Absent;
+    }
+    let mut written = 0usize;
+    // SAFETY: `units` has capacity for `len + 1` code units; napi writes at most that many and
+    // reports the count (without the NUL) in `written`.
+    let status = unsafe {
+        sys::napi_get_value_string_utf16(call.env, value, units.as_mut_ptr(), len + 1, &mut written)
+    };
+    if status != sys::Status::napi_ok {
+        return Got::Absent;
+    }
+    // SAFETY: napi initialised `written <= len` code units of `units`.
+    unsafe { units.set_len(written.min(len)) };
+    if !super::utf::utf16_to_utf8(&units, buf) {
+        buf.clear();
+        // Capacity reserved above: 3 bytes per code unit covers U+FFFD and every BMP character.
+        for c in char::decode_utf16(units.iter().copied()) {
+            buf.push(c.unwrap_or(char::REPLACEMENT_CHARACTER));
+        }
+    }
+    Got::Str
+}
+
+/// Sets `key` (ASCII) to `value` on the attribute map; `false` when not written.
+fn set(call: &Call, key: &str, value: sys::napi_value) -> bool {
+    if value.is_null() {
+        return false;
+    }
+    let mut name = ptr::null_mut();
+    // SAFETY: live `env`; `key` is valid for `key.len()` bytes of ASCII (valid Latin-1).
+    unsafe {
+        sys::napi_create_string_latin1(call.env, key.as_ptr().cast(), key.len() as isize, &mut name)
+    };
+    if name.is_null() {
+        return false;
+    }
+    // SAFETY: live handles of the current call; `name` and `value` were created in this `env`.
+    let status = unsafe { sys::napi_set_property(call.env, call.object, name, value) };
+    if status != sys::Status::napi_ok {
+        call.clear_exception();
+        return false;
+    }
+    true
+}
+
+/// Creates the JavaScript value of an attribute value; null for [`Value::Json`] or on failure.
+fn js_value(call: &Call, value: &Value<'_>) -> sys::napi_value {
+    let mut out = ptr::null_mut();
+    match value {
+        Value::Str(s) => return call.string(s),
+        Value::Int(i) => {
+            // SAFETY: live `env` of the current call, valid out-pointer.
+            unsafe { sys::napi_create_double(call.env, *i as f64, &mut out) }
+        }
+        Value::Double(d) => {
+            // SAFETY: as above.
+            unsafe { sys::napi_create_double(call.env, *d, &mut out) }
+        }
+        Value::Bool(b) => {
+            // SAFETY: as above.
+            unsafe { sys::napi_get_boolean(call.env, *b, &mut out) }
+        }
+        Value::Null => {
+            // SAFETY: as above.
+            unsafe { sys::napi_get_null(call.env, &mut out) }
+        }
+        Value::Array(items) => {
+            // SAFETY: live `env`, valid out-pointer.
+            if unsafe { sys::napi_create_array_with_length(call.env, items.len(), &mut out) }
+                != sys::Status::napi_ok
+            {
+                return ptr::null_mut();
+            }
+            for (i, item) in items.iter().enumerate() {
+                let element = js_value(call, item);
+                if element.is_null() {
+                    return ptr::null_mut();
+                }
+                // SAFETY: `out` and `element` were created in this `env`.
+                unsafe { sys::napi_set_element(call.env, out, i as u32, element) };
+            }
+            sys::Status::napi_ok
+        }
+        Value::Json(_) => return ptr::null_mut(),
+    };
+    out
+}
+
+fn has_json(value: &Value<'_>) -> bool {
+    match value {
+        Value::Json(_) => true,
+        Value::Array(items) => items.iter().any(has_json),
+        _ => false,
+    }
+}
+
+#[napi]
+impl Mapper {
+    /// A mapper with these options. Throws a `TypeError` for an unknown mode.
+    #[napi(constructor)]
+    pub fn new(options: MapperOptions) -> napi::Result<Self> {
+        let mode = match options.mode.as_str() {
+            "complete" => Mode::Complete,
+            "reference" => Mode::Reference,
+            other => {
+                return Err(napi::Error::new(
+                    napi::Status::InvalidArg,
+                    format!("unknown mode {other:?}"),
+                ))
+            }
+        };
+        Ok(Mapper {
+            inner: RefCell::new(span::Mapper::new(Options {
+                mode,
+                cost: options.cost,
+            })),
+        })
+    }
+
+    /// Maps one ended span in place. `attributes` is the span's attribute map (`genkit:input` and
+    /// `genkit:output` are read from it); the other arguments are the span's subtype, `genkit:name`
+    /// (as `String()` gives it), status code, the `exception.type` / `exception.stacktrace` of
+    /// its exception event, and its trace, span and parent span ids (hex). Returns problem flags;
+    /// with `NEEDS_JS` or `PANIC` nothing was written. Never throws.
+    #[napi]
+    #[allow(clippy::too_many_arguments)]
+    pub fn map_span(
+        &self,
+        env: Env,
+        attributes: Object<'_>,
+        subtype: String,
+        name: Option<String>,
+        status: u32,
+        exception_type: Option<String>,
+        exception_stacktrace: Option<String>,
+        trace_id: Option<String>,
+        span_id: Option<String>,
+        parent_span_id: Option<String>,
+    ) -> u32 {
+        quiet_panics();
+        let call = call_of(&env, &attributes);
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            with_buffers(|input_buf, output_buf| {
+                let got_input = read_lossy(&call, c"genkit:input", input_buf);
+                let got_output = read_lossy(&call, c"genkit:output", output_buf);
+                let mut threw = 0;
+                if matches!(got_input, Got::Threw) {
+                    threw |= problem::ATTRIBUTE_TYPE | problem::INPUT_NOT_JSON;
+                }
+                if matches!(got_output, Got::Threw) {
+                    threw |= problem::ATTRIBUTE_TYPE | problem::OUTPUT_NOT_JSON;
+                }
+                let input = SpanInput {
+                    subtype: Some(subtype.as_str()),
+                    name: name.as_deref(),
+                    input: matches!(got_input, Got::Str).then_some(input_buf.as_str()),
+                    output: matches!(got_output, Got::Str).then_some(output_buf.as_str()),
+                    conversation_id: None,
+                    status: Status::from_code(status),
+                    exception_type: exception_type.as_deref(),
+                    exception_stacktrace: exception_stacktrace.as_deref(),
+                    trace_id: trace_id.as_deref().and_then(span::parse_hex),
+                    span_id: span_id.as_deref().and_then(span::parse_hex),
+                    parent_span_id: parent_span_id.as_deref().and_then(span::parse_hex),
+                };
+                // The state is borrowed only while the pure-Rust core runs; a re-entrant call
+                // (a getter that ends a span) finds it borrowed only if it re-enters from here,
+                // which cannot happen: no JavaScript runs inside `map`.
+                let Ok(mut mapper) = self.inner.try_borrow_mut() else {
+                    return problem::NEEDS_JS;
+                };
+                let mut mapped = mapper.map(&input);
+                drop(mapper);
+                if matches!(got_input, Got::Threw) {
+                    // Absent-and-broken, as the reference path treats it: no input messages.
+                    mapped.attributes.retain(|(k, _)| {
+                        *k != "gen_ai.input.messages" && *k != "gen_ai.system_instructions"
+                    });
+                }
+                if mapped.problems & problem::NEEDS_JS != 0
+                    || mapped.attributes.iter().any(|(_, v)| has_json(v))
+                {
+                    return mapped.problems | problem::NEEDS_JS;
+                }
+                let mut problems = mapped.problems | threw;
+                for (key, value) in &mapped.attributes {
+                    if !set(&call, key, js_value(&call, value)) {
+                        problems |= problem::ATTRIBUTE_TYPE;
+                    }
+                }
+                problems
+            })
+        }));
+        outcome.unwrap_or(problem::PANIC)
+    }
+}
+
+/// `error.type` of a failed span from its exception event (rule 4; core `span::error_type`): the
+/// error name its stack trace starts with, else `exceptionType`, else `_OTHER`.
+#[napi]
+pub fn error_type(exception_type: Option<String>, exception_stacktrace: Option<String>) -> String {
+    catch_unwind(|| {
+        let input = SpanInput {
+            status: Status::Error,
+            exception_type: exception_type.as_deref(),
+            exception_stacktrace: exception_stacktrace.as_deref(),
+            ..SpanInput::default()
+        };
+        span::error_type(&input)
+            .unwrap_or(span::ERROR_TYPE_OTHER)
+            .to_string()
+    })
+    .unwrap_or_else(|_| span::ERROR_TYPE_OTHER.to_string())
+}
