@@ -6,6 +6,7 @@ const js = require("./mapping")
 const { P } = js
 const { resolveOptions } = require("./options")
 const { mapComplete } = require("./complete")
+const { isLocalRoot, endTrace } = require("./pairing")
 
 // `diag` from @opentelemetry/api, an optional peer: without it problems are counted, not logged.
 let diag
@@ -130,6 +131,8 @@ class GenkitForMaple {
       let flags = 0
       if (this.mapper !== undefined) {
         flags = subtype === undefined ? 0 : mapComplete(this.mapper, native, span, attrs, subtype)
+        // A local root span ended: its trace is complete, its tool call id state can go (rule 5).
+        if (isLocalRoot(span)) endTrace(this.mapper, span)
       } else if (subtype === undefined) {
         // util, flowStep, promptTemplate and non-Genkit spans: nothing to map.
       } else if (native === undefined || (subtype !== "model" && subtype !== "tool")) {

@@ -265,6 +265,22 @@ impl Mapper {
         }));
         outcome.unwrap_or(problem::PANIC)
     }
+
+    /// Tells the mapper that a span it did not map ended: `root` when it is its trace's local root
+    /// (the trace is complete here), which frees the trace's tool call id state (rule 5). Ids are
+    /// hex; bad ids are ignored. Never throws.
+    #[napi]
+    pub fn span_ended(&self, trace_id: String, span_id: String, root: bool) {
+        let _ = catch_unwind(AssertUnwindSafe(|| {
+            let (Some(trace), Some(span)) = (span::parse_hex(&trace_id), span::parse_hex(&span_id))
+            else {
+                return;
+            };
+            if let Ok(mut mapper) = self.inner.try_borrow_mut() {
+                mapper.span_ended(trace, span, root);
+            }
+        }));
+    }
 }
 
 /// `error.type` of a failed span from its exception event (rule 4; core `span::error_type`): the

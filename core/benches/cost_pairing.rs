@@ -9,7 +9,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use genkit_for_maple_core::cost::{cost_usd_at, warm_up, UsageCounts};
-use genkit_for_maple_core::pairing::ToolCallPairing;
+use genkit_for_maple_core::pairing::{SpanKey, ToolCallPairing};
 use std::hint::black_box;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
@@ -42,37 +42,24 @@ fn bench(c: &mut Criterion) {
     }
 
     let output = r#"{"message":{"role":"model","content":[{"text":"Checking."},{"toolRequest":{"name":"getWeather","ref":"call_0","input":{"city":"Paris"}}},{"toolRequest":{"name":"getWeather","ref":"call_1","input":{"city":"Paris"}}},{"toolRequest":{"name":"getTime","ref":"call_2","input":{"timezone":"Europe/Paris","format":{"hours":24}}}}]},"finishReason":"stop","usage":{"inputTokens":100,"outputTokens":20}}"#;
-    let trace = "0af7651916cd43dd8448eb211c80319c";
-    let parent = "b7ad6b7169203331";
+    let parent =
+        SpanKey::from_hex("0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331").expect("hex ids");
     let mut state = ToolCallPairing::new();
     c.bench_function(
         "pairing: record 3 requests, pair 3 tool spans, end the generate span",
         |b| {
             b.iter(|| {
                 let now = Instant::now();
-                state.record_model_output(trace, parent, black_box(output), now);
-                let a = state.tool_call_id(
-                    trace,
-                    parent,
-                    "getWeather",
-                    Some(r#"{"city":"Paris"}"#),
-                    now,
-                );
+                state.record_model_output(parent, black_box(output), now);
+                let a = state.tool_call_id(parent, "getWeather", Some(r#"{"city":"Paris"}"#), now);
                 let b2 = state.tool_call_id(
-                    trace,
                     parent,
                     "getTime",
                     Some(r#"{"format":{"hours":24},"timezone":"Europe/Paris"}"#),
                     now,
                 );
-                let c2 = state.tool_call_id(
-                    trace,
-                    parent,
-                    "getWeather",
-                    Some(r#"{"city":"Paris"}"#),
-                    now,
-                );
-                state.span_ended(trace, parent, Some("1111111111111111"));
+                let c2 = state.tool_call_id(parent, "getWeather", Some(r#"{"city":"Paris"}"#), now);
+                state.span_ended(parent, false);
                 black_box((a, b2, c2))
             })
         },

@@ -412,8 +412,16 @@ fn usage_counts(
 
 /// Rule 2: the cost in USD of one model call, `None` when the model's price is unknown (never
 /// `0` for an unknown model). The price library is wired here by issue-10b (`crate::cost`).
-pub fn cost_usd(_provider: &str, _model: &str, _usage: &UsageCounts) -> Option<f64> {
-    None
+pub fn cost_usd(provider: &str, model: &str, usage: &UsageCounts) -> Option<f64> {
+    let counts = crate::cost::UsageCounts {
+        input_tokens: usage.input,
+        output_tokens: usage.output,
+        cache_read_input_tokens: usage.cache_read,
+        cache_write_input_tokens: usage.cache_write,
+        cache_write_1h_input_tokens: None,
+        reasoning_output_tokens: usage.reasoning,
+    };
+    crate::cost::cost_usd(provider, model, &counts)
 }
 
 /// A JSON string's text, `None` for other JSON values or a lone surrogate escape.

@@ -205,12 +205,17 @@ use crate::semconv as sc;
 #[derive(Debug, Default)]
 pub struct Mapper {
     options: Options,
+    /// Complete mode: the tool requests of model answers, for `gen_ai.tool.call.id` (rule 5).
+    pairing: crate::pairing::ToolCallPairing,
 }
 
 impl Mapper {
     /// A mapper with these options.
     pub fn new(options: Options) -> Mapper {
-        Mapper { options }
+        Mapper {
+            options,
+            pairing: Default::default(),
+        }
     }
 
     /// The options it was made with.
@@ -223,8 +228,22 @@ impl Mapper {
     pub fn map<'a>(&mut self, span: &SpanInput<'a>) -> Mapped<'a> {
         match self.options.mode {
             Mode::Reference => map_reference(span),
-            Mode::Complete => complete::map(span, &self.options),
+            Mode::Complete => {
+                let mut out = complete::map(span, &self.options);
+                if out.problems & problem::NEEDS_JS == 0 {
+                    crate::pairing::pair(&mut self.pairing, span, &mut out);
+                }
+                out
+            }
         }
+    }
+
+    /// Tells the mapper a span ended that [`Self::map`] did not see (a `generate` span, a flow,
+    /// a non-Genkit root): `root` when it is its trace's local root. Frees the tool call id state
+    /// of what ended (rule 5).
+    pub fn span_ended(&mut self, trace_id: [u8; 16], span_id: [u8; 8], root: bool) {
+        let key = crate::pairing::SpanKey::from_bytes(trace_id, span_id);
+        self.pairing.span_ended(key, root);
     }
 }
 
