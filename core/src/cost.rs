@@ -122,6 +122,7 @@ pub fn cost_usd_at(
     {
         return None;
     }
+    // ok: at most six entries, whatever the input.
     let mut counts = Usage::new();
     // u64 -> f64: exact below 2^53 tokens, far beyond any real call.
     counts.insert(UsageKey::INPUT_TOKENS, input as f64);

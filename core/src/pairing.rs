@@ -258,6 +258,7 @@ impl ToolCallPairing {
         if !self.groups.contains_key(&key) {
             let seq = self.next_seq;
             self.next_seq += 1;
+            // ok: one node per model answer, bounded by the cap on pending requests, not by input.
             self.groups.insert(
                 key,
                 Group {
@@ -266,6 +267,7 @@ impl ToolCallPairing {
                     calls: Vec::new(),
                 },
             );
+            // ok: as above, one entry per model answer.
             self.by_age.insert(seq, key);
         }
         let Some(group) = self.groups.get_mut(&key) else {
@@ -334,6 +336,7 @@ impl ToolCallPairing {
             trace: span.trace,
             span: u64::MAX,
         };
+        // ok: at most one key per pending answer (bounded by the cap on pending requests).
         let keys: Vec<SpanKey> = self.groups.range(first..=last).map(|(k, _)| *k).collect();
         for k in keys {
             self.remove(k);
