@@ -70,6 +70,7 @@ function mapComplete(mapper, native, span, attrs, subtype) {
       const flags = js.mapAgent(attrs)
       // Rule 4 on flows: a native call only when the span failed (rare), so the rule lives once.
       if (statusCode(span) === 2) attrs["error.type"] = native.errorType(...exceptionOf(span))
+      spanEnded(mapper, span, attrs)
       return flags
     }
     case "model":
@@ -77,6 +78,7 @@ function mapComplete(mapper, native, span, attrs, subtype) {
     case "tool.v2":
       break
     default:
+      spanEnded(mapper, span, attrs)
       return 0
   }
   let name
@@ -113,6 +115,20 @@ function mapComplete(mapper, native, span, attrs, subtype) {
     result |= panic
   }
   return flags | result
+}
+
+/**
+ * Rule 5's state is evicted when the `generate` span that holds a model answer's tool requests
+ * ends, or the trace's root span: the native state hears of those spans (one call each); other
+ * spans it does not map cost nothing.
+ */
+function spanEnded(mapper, span, attrs) {
+  const parent = str(span.parentSpanContext?.spanId) ?? str(span.parentSpanId)
+  if (parent !== undefined && attrs["genkit:type"] !== "util") return
+  const ctx = typeof span.spanContext === "function" ? span.spanContext() : undefined
+  const traceId = str(ctx?.traceId)
+  const spanId = str(ctx?.spanId)
+  if (traceId !== undefined && spanId !== undefined) mapper.spanEnded(traceId, spanId, parent)
 }
 
 module.exports = { mapComplete, normaliseJson, statusCode, exceptionOf }

@@ -129,7 +129,7 @@ class GenkitForMaple {
       const native = this.native
       let flags = 0
       if (this.mapper !== undefined) {
-        flags = subtype === undefined ? 0 : mapComplete(this.mapper, native, span, attrs, subtype)
+        flags = mapComplete(this.mapper, native, span, attrs, subtype)
       } else if (subtype === undefined) {
         // util, flowStep, promptTemplate and non-Genkit spans: nothing to map.
       } else if (native === undefined || (subtype !== "model" && subtype !== "tool")) {

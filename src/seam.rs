@@ -231,9 +231,9 @@ impl Mapper {
                     status: Status::from_code(status),
                     exception_type: exception_type.as_deref(),
                     exception_stacktrace: exception_stacktrace.as_deref(),
-                    trace_id: trace_id.as_deref().and_then(span::parse_hex),
-                    span_id: span_id.as_deref().and_then(span::parse_hex),
-                    parent_span_id: parent_span_id.as_deref().and_then(span::parse_hex),
+                    trace_id: trace_id.as_deref(),
+                    span_id: span_id.as_deref(),
+                    parent_span_id: parent_span_id.as_deref(),
                 };
                 // The state is borrowed only while the pure-Rust core runs; a re-entrant call
                 // (a getter that ends a span) finds it borrowed only if it re-enters from here,
@@ -264,6 +264,28 @@ impl Mapper {
             })
         }));
         outcome.unwrap_or(problem::PANIC)
+    }
+}
+
+#[napi]
+impl Mapper {
+    /// Tells the mapper that a span it does not map ended (a `generate` span, a root span): tool
+    /// requests recorded under it, or under its whole trace for a root, are dropped. Never throws.
+    #[napi]
+    pub fn span_ended(&self, trace_id: String, span_id: String, parent_span_id: Option<String>) {
+        let _ = catch_unwind(AssertUnwindSafe(|| {
+            if let Ok(mut mapper) = self.inner.try_borrow_mut() {
+                mapper.span_ended(&trace_id, &span_id, parent_span_id.as_deref());
+            }
+        }));
+    }
+
+    /// The number of tool requests waiting for their tool span (bounded; for tests).
+    #[napi]
+    pub fn pending_tool_calls(&self) -> u32 {
+        self.inner
+            .try_borrow()
+            .map_or(0, |m| m.pending_tool_calls() as u32)
     }
 }
 

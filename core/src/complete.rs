@@ -2,10 +2,10 @@
 //!
 //! 1. tokens per provider, Maple's rules (seed 003 "Tokens and cost", seed 001 optional notes):
 //!    [`usage_counts`];
-//! 2. `gen_ai.usage.cost`: [`cost_usd`] (the price library is wired by issue-10b);
+//! 2. `gen_ai.usage.cost`: [`crate::cost`] (pydantic's genai-prices, bundled prices);
 //! 3. `gen_ai.provider.name` from the semconv registry: [`provider_name`];
 //! 4. `error.type` on failed spans: [`crate::span::error_type`];
-//! 5. `gen_ai.tool.call.id`: tool call id pairing (issue-10b);
+//! 5. `gen_ai.tool.call.id`: [`crate::pairing`], wired in [`crate::span::Mapper`];
 //! 6. `tool.v2` maps like `tool`, the result from `output` and `content`: [`map_tool`];
 //! 7. media parts as seed 004 writes them (`uri` parts, `blob` parts with the decoded size and
 //!    never the bytes): [`write_media`];
@@ -14,6 +14,7 @@
 //!
 //! Every rule degrades per attribute like the reference mapping: what can be derived is written.
 
+use crate::cost::cost_usd;
 use crate::genkit::{
     raw, ArrayShape, Candidate, Fields, Media, Message, Part, Raw, Shape, ToolPayload,
 };
@@ -167,6 +168,7 @@ struct Usage<'a> {
 struct AnthropicUsage<'a> {
     cache_read: Option<Raw<'a>>,
     cache_creation: Option<Raw<'a>>,
+    cache_1h: Option<Raw<'a>>,
 }
 
 /// `raw` (the provider's response, compat-oai and anthropic) or `custom` (google-genai): ids,
@@ -251,6 +253,7 @@ fields!(Usage {
 fields!(AnthropicUsage {
     "cache_read_input_tokens" => cache_read: raw,
     "cache_creation_input_tokens" => cache_creation: raw,
+    "ephemeral_1h_input_tokens" => cache_1h: raw,
 });
 fields!(Meta {
     "id" => id: raw,
@@ -316,20 +319,7 @@ struct NeedsJs;
 // ---------------------------------------------------------------------------------------------
 // Model spans.
 
-/// The token counts of one model call after the provider's rules (rule 1). `None`: not reported.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct UsageCounts {
-    /// Every prompt token, cache reads and writes included.
-    pub input: Option<u64>,
-    /// Every completion token, reasoning included.
-    pub output: Option<u64>,
-    /// Prompt tokens read from the cache.
-    pub cache_read: Option<u64>,
-    /// Prompt tokens written to the cache.
-    pub cache_write: Option<u64>,
-    /// Completion tokens spent on reasoning.
-    pub reasoning: Option<u64>,
-}
+pub use crate::cost::UsageCounts;
 
 /// A token count: a JSON number that is a non-negative integer (`0` counts); anything else is
 /// "not reported".
@@ -362,32 +352,30 @@ fn usage_counts(
     let Some(usage) = usage else {
         return UsageCounts::default();
     };
+    let counts = |input, output, cache_read, cache_write, cache_write_1h, reasoning| UsageCounts {
+        input_tokens: input,
+        output_tokens: output,
+        cache_read_input_tokens: cache_read,
+        cache_write_input_tokens: cache_write,
+        cache_write_1h_input_tokens: cache_write_1h,
+        reasoning_output_tokens: reasoning,
+    };
     let input = count(usage.input_tokens);
     let output = count(usage.output_tokens);
     let thoughts = count(usage.thoughts_tokens);
     let cached = count(usage.cached_content_tokens);
     match family {
-        Family::Gemini => UsageCounts {
-            input,
-            output: add(output, thoughts),
-            cache_read: cached,
-            cache_write: None,
-            reasoning: thoughts,
-        },
+        Family::Gemini => counts(input, add(output, thoughts), cached, None, None, thoughts),
         Family::Anthropic => {
             let custom = object(&usage.custom);
             let read = custom.and_then(|c| count(c.cache_read));
             let write = custom.and_then(|c| count(c.cache_creation));
-            UsageCounts {
-                input: input.map(|i| {
-                    i.saturating_add(read.unwrap_or(0))
-                        .saturating_add(write.unwrap_or(0))
-                }),
-                output,
-                cache_read: read.or(cached),
-                cache_write: write,
-                reasoning: thoughts,
-            }
+            let write_1h = custom.and_then(|c| count(c.cache_1h));
+            let total = input.map(|i| {
+                i.saturating_add(read.unwrap_or(0))
+                    .saturating_add(write.unwrap_or(0))
+            });
+            counts(total, output, read.or(cached), write, write_1h, thoughts)
         }
         Family::Other => {
             let prompt = raw_usage.and_then(|u| object(&u.prompt_details));
@@ -399,21 +387,9 @@ fn usage_counts(
             let reasoning = completion
                 .and_then(|d| count(d.reasoning_tokens))
                 .or(thoughts);
-            UsageCounts {
-                input,
-                output,
-                cache_read,
-                cache_write: None,
-                reasoning,
-            }
+            counts(input, output, cache_read, None, None, reasoning)
         }
     }
-}
-
-/// Rule 2: the cost in USD of one model call, `None` when the model's price is unknown (never
-/// `0` for an unknown model). The price library is wired here by issue-10b (`crate::cost`).
-pub fn cost_usd(_provider: &str, _model: &str, _usage: &UsageCounts) -> Option<f64> {
-    None
 }
 
 /// A JSON string's text, `None` for other JSON values or a lone surrogate escape.
@@ -563,21 +539,14 @@ fn map_model<'a>(
     let family = prefix.map_or(Family::Other, family);
     let usage = usage_counts(family, object(&response.usage), raw_usage);
     for (key, v) in [
-        (sc::USAGE_INPUT_TOKENS, usage.input),
-        (sc::USAGE_OUTPUT_TOKENS, usage.output),
-        (ckeys::CACHE_READ, usage.cache_read),
-        (ckeys::CACHE_WRITE, usage.cache_write),
-        (ckeys::REASONING, usage.reasoning),
+        (sc::USAGE_INPUT_TOKENS, usage.input_tokens),
+        (sc::USAGE_OUTPUT_TOKENS, usage.output_tokens),
+        (ckeys::CACHE_READ, usage.cache_read_input_tokens),
+        (ckeys::CACHE_WRITE, usage.cache_write_input_tokens),
+        (ckeys::REASONING, usage.reasoning_output_tokens),
     ] {
         if let Some(v) = v {
             out.push(key, Value::Int(v.min(i64::MAX as u64) as i64));
-        }
-    }
-    if options.cost {
-        if let (Some(p), Some(m)) = (&provider, model) {
-            if let Some(cost) = cost_usd(p, m, &usage).filter(|c| c.is_finite() && *c >= 0.0) {
-                out.push(ckeys::COST, Value::Double(cost));
-            }
         }
     }
     let id = raw_meta
@@ -589,6 +558,18 @@ fn map_model<'a>(
     let response_model = raw_meta
         .and_then(|m| string(m.model).or_else(|| string(m.model_version)))
         .or_else(|| custom_meta.and_then(|m| string(m.model_version).or_else(|| string(m.model))));
+    // Rule 2: the response's (dated) model where the price data knows it, else the requested one.
+    if options.cost {
+        if let (Some(p), Some(m)) = (prefix, model) {
+            let cost = response_model
+                .as_deref()
+                .and_then(|r| cost_usd(p, r, &usage))
+                .or_else(|| cost_usd(p, m, &usage));
+            if let Some(cost) = cost.filter(|c| c.is_finite() && *c >= 0.0) {
+                out.push(ckeys::COST, Value::Double(cost));
+            }
+        }
+    }
     if let Some(m) = response_model {
         out.push(ckeys::RESPONSE_MODEL, Value::Str(m));
     }
