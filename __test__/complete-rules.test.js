@@ -298,12 +298,15 @@ test("rule 8: finish reasons in the semconv vocabulary, one per output message, 
       }
     }
     const genkitReason = output(s)?.finishReason ?? output(s)?.candidates?.[0]?.finishReason
-    if (genkitReason === "blocked") {
+    const raw = output(s)?.raw
+    // Claude's refusal (the plugin says "other") and OpenAI's (the plugin says "stop") too.
+    const refused = raw?.stop_reason === "refusal" || (raw?.choices ?? []).some((c) => c.finish_reason === "content_filter" || c.message?.refusal)
+    if (genkitReason === "blocked" || refused) {
       assert.deepEqual(reasons, ["content_filter"], s.row.scenario)
       filtered++
     }
   }
-  assert.ok(toolCalls >= 20 && filtered >= 3, `${toolCalls} tool_call answers, ${filtered} blocked`)
+  assert.ok(toolCalls >= 20 && filtered >= 5, `${toolCalls} tool_call answers, ${filtered} blocked or refused`)
 })
 
 test("rule 9: request settings, output type, response id and model", () => {

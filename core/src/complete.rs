@@ -175,12 +175,30 @@ struct AnthropicUsage<'a> {
 /// model and the provider's own usage.
 #[derive(Debug, Default)]
 struct Meta<'a> {
+    /// Anthropic's `stop_reason` (`refusal`).
+    stop_reason: Option<Raw<'a>>,
+    /// OpenAI's `choices` (`finish_reason: "content_filter"`, `message.refusal`).
+    choices: Option<ArrayShape<Shape<Choice<'a>>>>,
     id: Option<Raw<'a>>,
     response_id: Option<Raw<'a>>,
     model: Option<Raw<'a>>,
     model_version: Option<Raw<'a>>,
     usage: Option<Shape<RawUsage<'a>>>,
 }
+
+/// One of OpenAI's `choices`.
+#[derive(Debug, Default)]
+struct Choice<'a> {
+    finish_reason: Option<Raw<'a>>,
+    message: Option<Shape<ChoiceMessage<'a>>>,
+}
+
+#[derive(Debug, Default)]
+struct ChoiceMessage<'a> {
+    refusal: Option<Raw<'a>>,
+}
+
+impl crate::genkit::Keep for Shape<Choice<'_>> {}
 
 /// OpenAI-compatible `usage` (`prompt_tokens_details.cached_tokens`,
 /// `completion_tokens_details.reasoning_tokens`; DeepSeek's `prompt_cache_hit_tokens`).
@@ -256,6 +274,8 @@ fields!(AnthropicUsage {
     "ephemeral_1h_input_tokens" => cache_1h: raw,
 });
 fields!(Meta {
+    "stop_reason" => stop_reason: raw,
+    "choices" => choices: value,
     "id" => id: raw,
     "responseId" => response_id: raw,
     "model" => model: raw,
@@ -267,6 +287,8 @@ fields!(RawUsage {
     "completion_tokens_details" => completion_details: value,
     "prompt_cache_hit_tokens" => prompt_cache_hit: raw,
 });
+fields!(Choice { "finish_reason" => finish_reason: raw, "message" => message: value });
+fields!(ChoiceMessage { "refusal" => refusal: raw });
 fields!(Details { "cached_tokens" => cached_tokens: raw, "reasoning_tokens" => reasoning_tokens: raw });
 fields!(Multipart { "output" => output: raw, "content" => content: value });
 
@@ -529,10 +551,11 @@ fn map_model<'a>(
             };
         }
     };
-    map_answers(&response, text.len(), out);
-
     let raw_meta = object(&response.raw);
     let custom_meta = object(&response.custom);
+    let refused = [raw_meta, custom_meta].into_iter().flatten().any(refusal);
+    map_answers(&response, text.len(), refused, out);
+
     let raw_usage = raw_meta
         .and_then(|m| object(&m.usage))
         .or_else(|| custom_meta.and_then(|m| object(&m.usage)));
@@ -648,7 +671,7 @@ fn answer<'s, 'a>(message: &'s Option<Shape<Message<'a>>>) -> Option<Result<&'s 
 /// candidate with a message; each with its finish reason in the semconv vocabulary; the
 /// `gen_ai.response.finish_reasons` list has one entry per output message (or the response's own
 /// reason when there is no output message).
-fn map_answers<'a>(response: &Response<'a>, len: usize, out: &mut Mapped<'a>) {
+fn map_answers<'a>(response: &Response<'a>, len: usize, refused: bool, out: &mut Mapped<'a>) {
     // ok: at most one entry per candidate kept by the reader.
     let mut answers: Vec<(&Message<'a>, Option<Raw<'a>>)> = Vec::new();
     match answer(&response.message) {
@@ -678,8 +701,15 @@ fn map_answers<'a>(response: &Response<'a>, len: usize, out: &mut Mapped<'a>) {
         }
     }
     let mut reasons = Vec::new();
+    let reason_of = |raw: Option<Raw<'a>>, asks: bool| {
+        if refused && !asks {
+            Some(Cow::Borrowed("content_filter"))
+        } else {
+            finish_reason(raw, asks)
+        }
+    };
     if answers.is_empty() {
-        if let Some(r) = finish_reason(response.finish_reason, false) {
+        if let Some(r) = reason_of(response.finish_reason, false) {
             reasons.push(Value::Str(r));
         }
     } else {
@@ -696,7 +726,7 @@ fn map_answers<'a>(response: &Response<'a>, len: usize, out: &mut Mapped<'a>) {
             if i > 0 {
                 text.push(',');
             }
-            let reason = finish_reason(*reason, asks_for_tools(message))
+            let reason = reason_of(*reason, asks_for_tools(message))
                 .unwrap_or(Cow::Borrowed(UNKNOWN_REASON));
             write_message(&mut text, message, Some(&reason));
             reasons.push(Value::Str(reason));
@@ -707,6 +737,27 @@ fn map_answers<'a>(response: &Response<'a>, len: usize, out: &mut Mapped<'a>) {
     if !reasons.is_empty() {
         out.push(sc::RESPONSE_FINISH_REASONS, Value::Array(reasons));
     }
+}
+
+/// Whether the provider's response says the model refused (rule 8: `content_filter`): Anthropic's
+/// `stop_reason: "refusal"` (the anthropic plugin reports `other`), OpenAI's
+/// `finish_reason: "content_filter"` or a `message.refusal` (compat-oai reports `stop`).
+fn refusal(meta: &Meta<'_>) -> bool {
+    if string(meta.stop_reason).as_deref() == Some("refusal") {
+        return true;
+    }
+    let Some(ArrayShape::Array(choices)) = &meta.choices else {
+        return false;
+    };
+    choices.iter().any(|c| match c {
+        Shape::Object(c) => {
+            string(c.finish_reason).as_deref() == Some("content_filter")
+                || object(&c.message)
+                    .and_then(|m| m.refusal)
+                    .is_some_and(|r| r.get() != "null")
+        }
+        _ => false,
+    })
 }
 
 /// The finish reason of an output message whose plugin reported none (Genkit's own word for it).
