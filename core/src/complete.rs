@@ -19,6 +19,7 @@ use crate::genkit::{
     raw, ArrayShape, Candidate, Fields, Media, Message, Part, Raw, Shape, ToolPayload,
 };
 use crate::mapping::{problem, Scalar};
+use crate::out::{Out, OutOfMemory};
 use crate::semconv::{self as sc, check_messages, raw_is_str};
 use crate::span::{error_type, keys, map_agent, needs_js, Mapped, Options, SpanInput, Value};
 use serde::de::MapAccess;
@@ -329,6 +330,9 @@ pub fn map<'a>(span: &SpanInput<'a>, options: &Options) -> Mapped<'a> {
         }
         _ => return out,
     }
+    if out.problems & problem::NEEDS_JS != 0 {
+        return needs_js(out.problems);
+    }
     if let Some(t) = error_type(span) {
         out.push(keys::ERROR_TYPE, Value::str(t));
     }
@@ -599,11 +603,13 @@ fn map_model<'a>(
     Ok(())
 }
 
-/// A buffer for a JSON attribute of about `capacity` bytes; `None` when memory runs out.
-fn buffer(capacity: usize) -> Option<String> {
-    let mut s = String::new();
-    s.try_reserve(capacity).ok()?;
-    Some(s)
+/// Pushes a finished JSON attribute, or flags [`problem::OUT_OF_MEMORY`] (with `NEEDS_JS`: the
+/// span goes another way, as the reference mapping does) when a growth failed.
+fn push_json<'a>(out: &mut Mapped<'a>, key: &'static str, text: Out) {
+    match text.finish() {
+        Ok(text) => out.push(key, Value::Str(Cow::Owned(text))),
+        Err(OutOfMemory) => out.problems |= problem::OUT_OF_MEMORY | problem::NEEDS_JS,
+    }
 }
 
 fn map_input_messages<'a>(
@@ -623,10 +629,8 @@ fn map_input_messages<'a>(
         out.problems |= problem::INPUT_SHAPE;
         return;
     }
-    let (Some(mut text), Some(mut system)) = (buffer(len / 2 + 2), buffer(0)) else {
-        out.problems |= problem::INPUT_SHAPE;
-        return;
-    };
+    let mut text = Out::with_capacity(len / 2 + 2);
+    let mut system = Out::new();
     text.push('[');
     let mut first_system = true;
     for message in messages {
@@ -646,10 +650,10 @@ fn map_input_messages<'a>(
         }
     }
     text.push(']');
-    out.push(sc::INPUT_MESSAGES, Value::Str(Cow::Owned(text)));
+    push_json(out, sc::INPUT_MESSAGES, text);
     if !first_system {
         system.push(']');
-        out.push(sc::SYSTEM_INSTRUCTIONS, Value::Str(Cow::Owned(system)));
+        push_json(out, sc::SYSTEM_INSTRUCTIONS, system);
     }
 }
 
@@ -713,10 +717,7 @@ fn map_answers<'a>(response: &Response<'a>, len: usize, refused: bool, out: &mut
             reasons.push(Value::Str(r));
         }
     } else {
-        let Some(mut text) = buffer(len / 2 + 2) else {
-            out.problems |= problem::OUTPUT_SHAPE;
-            return;
-        };
+        let mut text = Out::with_capacity(len / 2 + 2);
         if reasons.try_reserve(answers.len()).is_err() {
             out.problems |= problem::OUTPUT_SHAPE;
             return;
@@ -732,7 +733,7 @@ fn map_answers<'a>(response: &Response<'a>, len: usize, refused: bool, out: &mut
             reasons.push(Value::Str(reason));
         }
         text.push(']');
-        out.push(sc::OUTPUT_MESSAGES, Value::Str(Cow::Owned(text)));
+        push_json(out, sc::OUTPUT_MESSAGES, text);
     }
     if !reasons.is_empty() {
         out.push(sc::RESPONSE_FINISH_REASONS, Value::Array(reasons));
@@ -797,7 +798,7 @@ pub fn finish_reason<'a>(raw: Option<Raw<'a>>, asks_tools: bool) -> Option<Cow<'
 }
 
 /// Writes one GenAI message, complete mode: media parts kept (rule 7), the finish reason given.
-fn write_message(out: &mut String, message: &Message<'_>, finish_reason: Option<&str>) {
+fn write_message(out: &mut Out, message: &Message<'_>, finish_reason: Option<&str>) {
     out.push('{');
     if let Some(role) = message.role {
         out.push_str("\"role\":");
@@ -820,7 +821,7 @@ fn write_message(out: &mut String, message: &Message<'_>, finish_reason: Option<
 }
 
 /// Appends `s` JSON-escaped (without quotes).
-fn json_escape_into(out: &mut String, s: &str) {
+fn json_escape_into(out: &mut Out, s: &str) {
     for c in s.chars() {
         match c {
             '"' => out.push_str("\\\""),
@@ -835,7 +836,7 @@ fn json_escape_into(out: &mut String, s: &str) {
 
 /// Appends the parts of a message, comma-separated; returns the new `first` flag (still `true`
 /// when nothing was written).
-fn write_parts(out: &mut String, message: &Message<'_>, mut first: bool) -> bool {
+fn write_parts(out: &mut Out, message: &Message<'_>, mut first: bool) -> bool {
     let Some(ArrayShape::Array(parts)) = &message.content else {
         return first;
     };
@@ -847,7 +848,7 @@ fn write_parts(out: &mut String, message: &Message<'_>, mut first: bool) -> bool
     first
 }
 
-fn write_parts_list(out: &mut String, parts: &[Shape<Part<'_>>]) {
+fn write_parts_list(out: &mut Out, parts: &[Shape<Part<'_>>]) {
     let mut first = true;
     for part in parts {
         if let Shape::Object(part) = part {
@@ -856,13 +857,13 @@ fn write_parts_list(out: &mut String, parts: &[Shape<Part<'_>>]) {
     }
 }
 
-fn comma(out: &mut String, first: bool) {
+fn comma(out: &mut Out, first: bool) {
     if !first {
         out.push(',');
     }
 }
 
-fn field(out: &mut String, key: &str, value: Option<Raw<'_>>) {
+fn field(out: &mut Out, key: &str, value: Option<Raw<'_>>) {
     if let Some(value) = value {
         out.push_str(",\"");
         out.push_str(key);
@@ -883,7 +884,7 @@ fn tool_payload<'s, 'a>(
 
 /// One part: the reference's text, reasoning, tool call and tool call response parts, plus media
 /// parts (rule 7). Returns the new `first` flag.
-fn write_part(out: &mut String, part: &Part<'_>, first: bool) -> bool {
+fn write_part(out: &mut Out, part: &Part<'_>, first: bool) -> bool {
     if let Some(text) = part.text {
         comma(out, first);
         out.push_str(r#"{"type":"text","content":"#);
@@ -911,13 +912,9 @@ fn write_part(out: &mut String, part: &Part<'_>, first: bool) -> bool {
             field(out, "response", r.output);
         }
         out.push('}');
-    } else if let Some(Shape::Object(media)) = &part.media {
-        let mark = out.len();
+    } else if let Some(media) = object(&part.media).and_then(media_part) {
         comma(out, first);
-        if !write_media(out, media) {
-            out.truncate(mark);
-            return first;
-        }
+        write_media(out, &media);
     } else {
         return first;
     }
@@ -1024,20 +1021,32 @@ fn decoded_size(payload: &str, base64: bool) -> u64 {
 /// `image`, `audio` or `video` from the MIME type (`contentType`, else the `data:` header), left
 /// out for other types. Returns `false` (nothing usable written) when `url` is not a string or is
 /// a `data:` URL without a `,`.
-fn write_media(out: &mut String, media: &Media<'_>) -> bool {
-    let Some(url) = media.url.filter(|u| u.get().starts_with('"')) else {
-        return false;
-    };
+fn media_part<'a>(media: &Media<'a>) -> Option<MediaPart<'a>> {
+    let url = media.url.filter(|u| u.get().starts_with('"'))?;
     let text = url.get();
-    let escaped = &text[1..text.len() - 1];
-    let Some(info) = media_info(escaped) else {
-        return false;
-    };
+    let info = media_info(&text[1..text.len() - 1])?;
     let content_type = media
         .content_type
         .filter(|c| c.get().starts_with('"') && c.get().len() > 2)
         .map(|c| &c.get()[1..c.get().len() - 1]);
-    let mime = content_type.or(info.mime);
+    Some(MediaPart {
+        url: text,
+        mime: content_type.or(info.mime),
+        data_size: info.data_size,
+    })
+}
+
+/// A media part that can be written: the URL (JSON source text), its MIME type (escaped form) and,
+/// for a `data:` URL, the decoded size.
+struct MediaPart<'a> {
+    url: &'a str,
+    mime: Option<&'a str>,
+    data_size: Option<u64>,
+}
+
+fn write_media(out: &mut Out, media: &MediaPart<'_>) {
+    let (text, mime) = (media.url, media.mime);
+    let info = media;
     out.push_str(if info.data_size.is_some() {
         r#"{"type":"blob""#
     } else {
@@ -1070,7 +1079,6 @@ fn write_media(out: &mut String, media: &Media<'_>) -> bool {
         }
     }
     out.push('}');
-    true
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1100,10 +1108,7 @@ fn map_tool<'a>(span: &SpanInput<'a>, out: &mut Mapped<'a>) -> Result<(), NeedsJ
             };
             match (parts, multipart.output) {
                 (Some(parts), value) => {
-                    let Some(mut text) = buffer(output.len() / 2 + 16) else {
-                        out.problems |= problem::TOOL_OUTPUT_NOT_JSON;
-                        return Ok(());
-                    };
+                    let mut text = Out::with_capacity(output.len() / 2 + 16);
                     text.push('{');
                     if let Some(value) = value {
                         text.push_str("\"output\":");
@@ -1113,8 +1118,12 @@ fn map_tool<'a>(span: &SpanInput<'a>, out: &mut Mapped<'a>) -> Result<(), NeedsJ
                     text.push_str("\"content\":[");
                     write_parts_list(&mut text, parts);
                     text.push_str("]}");
-                    out.push(sc::TOOL_CALL_RESULT, Value::Str(Cow::Owned(text)));
-                    return Ok(());
+                    push_json(out, sc::TOOL_CALL_RESULT, text);
+                    return if out.problems & problem::NEEDS_JS != 0 {
+                        Err(NeedsJs)
+                    } else {
+                        Ok(())
+                    };
                 }
                 (None, Some(value)) => return tool_result(value.get(), out),
                 (None, None) => {}

@@ -6,6 +6,8 @@
 //! - [`genkit`]: Genkit's shapes, read without a tree.
 //! - [`semconv`]: attribute keys and the GenAI message JSON writers.
 //! - [`mapping`]: model and tool span rules (seed 000) and their degradation.
+//! - [`out`]: the fallible output buffer the writers grow (an allocation failure is a problem
+//!   flag, never an abort).
 //! - [`otlp`]: `ExportTraceServiceRequest` protobuf decoding.
 //! - [`span`]: the whole-span mapping shared by the processor and the native exporter (the seam:
 //!   [`span::SpanInput`] in, [`span::Mapped`] out, [`span::Options`] with the modes).
@@ -18,6 +20,7 @@ pub mod cost;
 pub mod genkit;
 pub mod mapping;
 pub mod otlp;
+pub mod out;
 pub mod pairing;
 pub mod semconv;
 pub mod span;
