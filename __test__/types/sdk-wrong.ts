@@ -10,7 +10,7 @@ const processor = new GenkitForMaple()
 new GenkitForMaple(42) // error: TS2559
 new GenkitForMaple("complete") // error: TS2559
 new GenkitForMaple({ mode: "full" }) // error: TS2322
-new GenkitForMaple({ costs: false }) // error: TS2353
+new GenkitForMaple({ colour: "blue" }) // error: TS2353
 processor.flush() // error: TS2339
 processor.isNative = false // error: TS2540
 processor.onEnd(42) // error: TS2345
