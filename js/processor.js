@@ -5,7 +5,7 @@
 const js = require("./mapping")
 const { P } = js
 const { resolveOptions } = require("./options")
-const { mapComplete } = require("./complete")
+const { createComplete, mapComplete } = require("./complete")
 
 // `diag` from @opentelemetry/api, an optional peer: without it problems are counted, not logged.
 let diag
@@ -110,10 +110,9 @@ class GenkitForMaple {
     this.problems = new Reporter()
     // Complete mode runs through the core's whole-span mapping (issue 10); without the binding
     // the pure-JS mapping runs reference mode (its one diag warning says so).
-    this.mapper =
-      this.native !== undefined && this.options.mode === "complete"
-        ? new this.native.Mapper({ mode: this.options.mode, cost: this.options.cost })
-        : undefined
+    this.complete =
+      this.native !== undefined && this.options.mode === "complete" ? createComplete(this.native, this.options) : undefined
+    this.mapper = this.complete?.mapper
   }
 
   /** Whether spans are mapped by the native binding (`true`) or the pure-JS mapping. */
@@ -131,7 +130,7 @@ class GenkitForMaple {
       const native = this.native
       let flags = 0
       if (this.mapper !== undefined) {
-        flags = mapComplete(this.mapper, native, span, attrs, subtype)
+        flags = mapComplete(this.complete, native, span, attrs, subtype)
       } else if (subtype === undefined) {
         // util, flowStep, promptTemplate and non-Genkit spans: nothing to map.
       } else if (native === undefined || (subtype !== "model" && subtype !== "tool")) {

@@ -33,6 +33,10 @@ pub struct Mapper {
     inner: RefCell<span::Mapper>,
 }
 
+/// Set in `mapSpan`'s result (beside the problem flags) while tool requests wait for their tool
+/// span: the caller then reports the end of `generate` and root spans (`spanEnded`).
+pub const PENDING: u32 = 1 << 30;
+
 /// What [`read_lossy`] found.
 enum Got {
     Str,
@@ -192,8 +196,9 @@ impl Mapper {
     /// Maps one ended span in place. `attributes` is the span's attribute map (`genkit:input` and
     /// `genkit:output` are read from it); the other arguments are the span's subtype, `genkit:name`
     /// (as `String()` gives it), status code, the `exception.type` / `exception.stacktrace` of
-    /// its exception event, and its trace, span and parent span ids (hex). Returns problem flags;
-    /// with `NEEDS_JS` or `PANIC` nothing was written. Never throws.
+    /// its exception event, and its trace, span and parent span ids (hex). Returns problem flags,
+    /// plus bit 30 while tool requests are pending; with `NEEDS_JS` or `PANIC` nothing was written.
+    /// Never throws.
     #[napi]
     #[allow(clippy::too_many_arguments)]
     pub fn map_span(
@@ -242,6 +247,11 @@ impl Mapper {
                     return problem::NEEDS_JS;
                 };
                 let mut mapped = mapper.map(&input);
+                let pending = if mapper.pending_tool_calls() > 0 {
+                    PENDING
+                } else {
+                    0
+                };
                 drop(mapper);
                 if matches!(got_input, Got::Threw) {
                     // Absent-and-broken, as the reference path treats it: no input messages.
@@ -254,7 +264,7 @@ impl Mapper {
                 {
                     return mapped.problems | problem::NEEDS_JS;
                 }
-                let mut problems = mapped.problems | threw;
+                let mut problems = mapped.problems | threw | pending;
                 for (key, value) in &mapped.attributes {
                     if !set(&call, key, js_value(&call, value)) {
                         problems |= problem::ATTRIBUTE_TYPE;
@@ -272,12 +282,22 @@ impl Mapper {
     /// Tells the mapper that a span it does not map ended (a `generate` span, a root span): tool
     /// requests recorded under it, or under its whole trace for a root, are dropped. Never throws.
     #[napi]
-    pub fn span_ended(&self, trace_id: String, span_id: String, parent_span_id: Option<String>) {
-        let _ = catch_unwind(AssertUnwindSafe(|| {
-            if let Ok(mut mapper) = self.inner.try_borrow_mut() {
+    /// Returns whether tool requests are still pending (the caller may skip this call while none
+    /// are: there is nothing to evict).
+    pub fn span_ended(
+        &self,
+        trace_id: String,
+        span_id: String,
+        parent_span_id: Option<String>,
+    ) -> bool {
+        catch_unwind(AssertUnwindSafe(|| match self.inner.try_borrow_mut() {
+            Ok(mut mapper) => {
                 mapper.span_ended(&trace_id, &span_id, parent_span_id.as_deref());
+                mapper.pending_tool_calls() > 0
             }
-        }));
+            Err(_) => true,
+        }))
+        .unwrap_or(true)
     }
 
     /// The number of tool requests waiting for their tool span (bounded; for tests).
