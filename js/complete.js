@@ -9,9 +9,6 @@ const { P } = js
 
 const str = (v) => (typeof v === "string" ? v : undefined)
 
-/** Bit 30 of `Mapper.mapSpan`'s result: tool requests wait for their tool span (src/seam.rs). */
-const PENDING = 1 << 30
-
 /** The span's status code (0 unset, 1 ok, 2 error). */
 function statusCode(span) {
   const code = span.status?.code
@@ -63,18 +60,16 @@ function normaliseJson(text) {
 
 /**
  * Maps one span in complete mode, in place. Returns problem flags.
- * @param {{ mapper: { mapSpan: Function, spanEnded: Function }, pending: boolean }} state from createComplete
+ * @param {{ mapSpan: Function }} mapper the native Mapper
  * @param {{ errorType: Function }} native the binding
  */
-function mapComplete(state, native, span, attrs, subtype) {
-  const mapper = state.mapper
+function mapComplete(mapper, native, span, attrs, subtype) {
   switch (subtype) {
     case "flow":
     case "agent": {
       const flags = js.mapAgent(attrs)
       // Rule 4 on flows: a native call only when the span failed (rare), so the rule lives once.
       if (statusCode(span) === 2) attrs["error.type"] = native.errorType(...exceptionOf(span))
-      if (state.pending) spanEnded(state, span, attrs)
       return flags
     }
     case "model":
@@ -82,7 +77,6 @@ function mapComplete(state, native, span, attrs, subtype) {
     case "tool.v2":
       break
     default:
-      if (state.pending) spanEnded(state, span, attrs)
       return 0
   }
   let name
@@ -97,7 +91,7 @@ function mapComplete(state, native, span, attrs, subtype) {
   const ctx = typeof span.spanContext === "function" ? span.spanContext() : undefined
   const parent = str(span.parentSpanContext?.spanId) ?? str(span.parentSpanId)
   const args = [subtype, name, status, type, stack, str(ctx?.traceId), str(ctx?.spanId), parent]
-  let result = pendingOf(state, mapper.mapSpan(attrs, ...args))
+  let result = mapper.mapSpan(attrs, ...args)
   if (result & (P.NEEDS_JS | P.PANIC)) {
     // JSON the core's reader refuses but JSON.parse accepts (`1e400`, a lone surrogate escape in
     // a key): map a normalised copy, so complete mode's rules still apply.
@@ -110,7 +104,7 @@ function mapComplete(state, native, span, attrs, subtype) {
     } catch {
       copy = undefined // nesting deeper than V8's JSON.stringify can write
     }
-    result = copy === undefined ? P.NEEDS_JS : pendingOf(state, mapper.mapSpan(copy, ...args))
+    result = copy === undefined ? P.NEEDS_JS : mapper.mapSpan(copy, ...args)
     if (result & (P.NEEDS_JS | P.PANIC)) {
       // Last resort: the reference mapping in JS.
       return flags | panic | (result & (P.PANIC | P.OUT_OF_MEMORY)) | js.mapSpanJs(attrs)
@@ -123,29 +117,4 @@ function mapComplete(state, native, span, attrs, subtype) {
   return flags | result
 }
 
-/**
- * Rule 5's state is evicted when the `generate` span that holds a model answer's tool requests
- * ends, or the trace's root span: while requests are pending, the native state hears of those
- * spans (one call each); other spans, and every span while nothing is pending, cost nothing.
- */
-function spanEnded(state, span, attrs) {
-  const parent = str(span.parentSpanContext?.spanId) ?? str(span.parentSpanId)
-  if (parent !== undefined && attrs["genkit:type"] !== "util") return
-  const ctx = typeof span.spanContext === "function" ? span.spanContext() : undefined
-  const traceId = str(ctx?.traceId)
-  const spanId = str(ctx?.spanId)
-  if (traceId !== undefined && spanId !== undefined) state.pending = state.mapper.spanEnded(traceId, spanId, parent)
-}
-
-/** Notes whether tool requests are pending and returns the problem flags alone. */
-function pendingOf(state, result) {
-  state.pending = (result & PENDING) !== 0
-  return result & ~PENDING
-}
-
-/** The complete-mode state of one processor: the native Mapper and whether it holds requests. */
-function createComplete(native, options) {
-  return { mapper: new native.Mapper({ mode: options.mode, cost: options.cost }), pending: false }
-}
-
-module.exports = { createComplete, mapComplete, normaliseJson, statusCode, exceptionOf }
+module.exports = { mapComplete, normaliseJson, statusCode, exceptionOf }

@@ -5,7 +5,8 @@
 const js = require("./mapping")
 const { P } = js
 const { resolveOptions } = require("./options")
-const { createComplete, mapComplete } = require("./complete")
+const { mapComplete } = require("./complete")
+const { isLocalRoot, endTrace } = require("./pairing")
 
 // `diag` from @opentelemetry/api, an optional peer: without it problems are counted, not logged.
 let diag
@@ -110,9 +111,10 @@ class GenkitForMaple {
     this.problems = new Reporter()
     // Complete mode runs through the core's whole-span mapping (issue 10); without the binding
     // the pure-JS mapping runs reference mode (its one diag warning says so).
-    this.complete =
-      this.native !== undefined && this.options.mode === "complete" ? createComplete(this.native, this.options) : undefined
-    this.mapper = this.complete?.mapper
+    this.mapper =
+      this.native !== undefined && this.options.mode === "complete"
+        ? new this.native.Mapper({ mode: this.options.mode, cost: this.options.cost })
+        : undefined
   }
 
   /** Whether spans are mapped by the native binding (`true`) or the pure-JS mapping. */
@@ -130,7 +132,9 @@ class GenkitForMaple {
       const native = this.native
       let flags = 0
       if (this.mapper !== undefined) {
-        flags = mapComplete(this.complete, native, span, attrs, subtype)
+        flags = subtype === undefined ? 0 : mapComplete(this.mapper, native, span, attrs, subtype)
+        // A local root span ended: its trace is complete, its tool call id state can go (rule 5).
+        if (isLocalRoot(span)) endTrace(this.mapper, span)
       } else if (subtype === undefined) {
         // util, flowStep, promptTemplate and non-Genkit spans: nothing to map.
       } else if (native === undefined || (subtype !== "model" && subtype !== "tool")) {

@@ -53,9 +53,12 @@ const DATA_IMAGE = `data:image/png;base64,${S.RED_PNG}`
 
 /**
  * Runs every scenario and returns the finished spans with their scenario labels.
+ * @param {{ processors?: object[] }} [options] span processors to run after Genkit wrote a span and
+ *   before it is exported (a test passes `GenkitForMaple`); each row then also has `mapped`: the
+ *   span's attributes after them. `attributes` are always Genkit's own.
  * @returns {Promise<object[]>} rows, in span end order
  */
-async function generate() {
+async function generate({ processors = [] } = {}) {
   const { disableGenkitOTelInitialization } = require("genkit/tracing")
   disableGenkitOTelInitialization()
   const realFetch = globalThis.fetch
@@ -63,7 +66,15 @@ async function generate() {
   globalThis.fetch = fetch
 
   const exporter = new InMemorySpanExporter()
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+  // The attributes as Genkit wrote them, before any other processor changes them.
+  const originals = new Map()
+  const snapshot = {
+    onStart() {},
+    onEnd: (span) => originals.set(span.spanContext().spanId, structuredClone(span.attributes)),
+    forceFlush: () => Promise.resolve(),
+    shutdown: () => Promise.resolve(),
+  }
+  const provider = new BasicTracerProvider({ spanProcessors: [snapshot, ...processors, new SimpleSpanProcessor(exporter)] })
   api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable())
   api.trace.setGlobalTracerProvider(provider)
 
@@ -158,7 +169,11 @@ async function generate() {
           // A failing model call fails the flow: its spans are what the scenario is about.
         }
         await provider.forceFlush()
-        for (const span of exporter.getFinishedSpans()) rows.push(row(`${p.plugin}: ${scenario}`, p.plugin, span))
+        for (const span of exporter.getFinishedSpans()) {
+          const r = row(`${p.plugin}: ${scenario}`, p.plugin, span, originals.get(span.spanContext().spanId))
+          if (processors.length > 0) r.mapped = { ...span.attributes }
+          rows.push(r)
+        }
       }
       const wants = (s) => !p.only || p.only.includes(s)
       if (wants("tokens")) {
@@ -212,8 +227,8 @@ function anthropicConfig() {
   return { temperature: 0.4, maxOutputTokens: 512, topP: 0.9, topK: 32, stopSequences: ["END"] }
 }
 
-function row(scenario, plugin, span) {
-  const attributes = structuredClone(span.attributes)
+function row(scenario, plugin, span, original) {
+  const attributes = structuredClone(original)
   const expected = structuredClone(attributes)
   mapSpanJs(expected)
   return {

@@ -33,10 +33,6 @@ pub struct Mapper {
     inner: RefCell<span::Mapper>,
 }
 
-/// Set in `mapSpan`'s result (beside the problem flags) while tool requests wait for their tool
-/// span: the caller then reports the end of `generate` and root spans (`spanEnded`).
-pub const PENDING: u32 = 1 << 30;
-
 /// What [`read_lossy`] found.
 enum Got {
     Str,
@@ -196,9 +192,8 @@ impl Mapper {
     /// Maps one ended span in place. `attributes` is the span's attribute map (`genkit:input` and
     /// `genkit:output` are read from it); the other arguments are the span's subtype, `genkit:name`
     /// (as `String()` gives it), status code, the `exception.type` / `exception.stacktrace` of
-    /// its exception event, and its trace, span and parent span ids (hex). Returns problem flags,
-    /// plus bit 30 while tool requests are pending; with `NEEDS_JS` or `PANIC` nothing was written.
-    /// Never throws.
+    /// its exception event, and its trace, span and parent span ids (hex). Returns problem flags;
+    /// with `NEEDS_JS` or `PANIC` nothing was written. Never throws.
     #[napi]
     #[allow(clippy::too_many_arguments)]
     pub fn map_span(
@@ -236,9 +231,9 @@ impl Mapper {
                     status: Status::from_code(status),
                     exception_type: exception_type.as_deref(),
                     exception_stacktrace: exception_stacktrace.as_deref(),
-                    trace_id: trace_id.as_deref(),
-                    span_id: span_id.as_deref(),
-                    parent_span_id: parent_span_id.as_deref(),
+                    trace_id: trace_id.as_deref().and_then(span::parse_hex),
+                    span_id: span_id.as_deref().and_then(span::parse_hex),
+                    parent_span_id: parent_span_id.as_deref().and_then(span::parse_hex),
                 };
                 // The state is borrowed only while the pure-Rust core runs; a re-entrant call
                 // (a getter that ends a span) finds it borrowed only if it re-enters from here,
@@ -247,11 +242,6 @@ impl Mapper {
                     return problem::NEEDS_JS;
                 };
                 let mut mapped = mapper.map(&input);
-                let pending = if mapper.pending_tool_calls() > 0 {
-                    PENDING
-                } else {
-                    0
-                };
                 drop(mapper);
                 if matches!(got_input, Got::Threw) {
                     // Absent-and-broken, as the reference path treats it: no input messages.
@@ -264,7 +254,7 @@ impl Mapper {
                 {
                     return mapped.problems | problem::NEEDS_JS;
                 }
-                let mut problems = mapped.problems | threw | pending;
+                let mut problems = mapped.problems | threw;
                 for (key, value) in &mapped.attributes {
                     if !set(&call, key, js_value(&call, value)) {
                         problems |= problem::ATTRIBUTE_TYPE;
@@ -275,37 +265,21 @@ impl Mapper {
         }));
         outcome.unwrap_or(problem::PANIC)
     }
-}
 
-#[napi]
-impl Mapper {
-    /// Tells the mapper that a span it does not map ended (a `generate` span, a root span): tool
-    /// requests recorded under it, or under its whole trace for a root, are dropped. Never throws.
+    /// Tells the mapper that a span it did not map ended: `root` when it is its trace's local root
+    /// (the trace is complete here), which frees the trace's tool call id state (rule 5). Ids are
+    /// hex; bad ids are ignored. Never throws.
     #[napi]
-    /// Returns whether tool requests are still pending (the caller may skip this call while none
-    /// are: there is nothing to evict).
-    pub fn span_ended(
-        &self,
-        trace_id: String,
-        span_id: String,
-        parent_span_id: Option<String>,
-    ) -> bool {
-        catch_unwind(AssertUnwindSafe(|| match self.inner.try_borrow_mut() {
-            Ok(mut mapper) => {
-                mapper.span_ended(&trace_id, &span_id, parent_span_id.as_deref());
-                mapper.pending_tool_calls() > 0
+    pub fn span_ended(&self, trace_id: String, span_id: String, root: bool) {
+        let _ = catch_unwind(AssertUnwindSafe(|| {
+            let (Some(trace), Some(span)) = (span::parse_hex(&trace_id), span::parse_hex(&span_id))
+            else {
+                return;
+            };
+            if let Ok(mut mapper) = self.inner.try_borrow_mut() {
+                mapper.span_ended(trace, span, root);
             }
-            Err(_) => true,
-        }))
-        .unwrap_or(true)
-    }
-
-    /// The number of tool requests waiting for their tool span (bounded; for tests).
-    #[napi]
-    pub fn pending_tool_calls(&self) -> u32 {
-        self.inner
-            .try_borrow()
-            .map_or(0, |m| m.pending_tool_calls() as u32)
+        }));
     }
 }
 

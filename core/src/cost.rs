@@ -425,4 +425,39 @@ mod tests {
         }
         assert_eq!(price_provider("ollama"), None);
     }
+
+    #[test]
+    fn names_the_real_plugins_report_are_priced() {
+        // Model names as the plugins put them after their prefix (google-genai, vertexai,
+        // anthropic, compat-oai openai / deepseek / xai, mistral) and as the APIs report them back.
+        let usage = counts(1000, 100);
+        for (p, m) in [
+            ("googleai", "gemini-2.0-flash"),
+            ("googleai", "gemini-2.5-flash-lite"),
+            ("googleai", "gemini-3-pro-preview"),
+            ("vertexai", "gemini-2.5-pro"),
+            ("vertexai", "claude-sonnet-4-5@20250929"),
+            ("anthropic", "claude-opus-4-1"),
+            ("anthropic", "claude-3-5-haiku-20241022"),
+            ("anthropic", "claude-sonnet-4"),
+            ("openai", "gpt-4o-mini"),
+            ("openai", "gpt-4.1"),
+            ("openai", "o3-mini"),
+            ("openai", "gpt-4o-2024-08-06"),
+            ("openai", "gpt-5-nano"),
+            ("xai", "grok-4"),
+            ("mistral", "mistral-large-latest"),
+            ("deepseek", "deepseek-reasoner"),
+        ] {
+            let price = cost_usd_at(p, m, &usage, noon());
+            assert!(price.is_some_and(|c| c > 0.0), "{p}/{m}: {price:?}");
+        }
+        // gpt-4o-mini: 0.15 / 0.60 per million.
+        assert_price(
+            "openai",
+            "gpt-4o-mini",
+            usage,
+            (1000.0 * 0.15 + 100.0 * 0.6) / M,
+        );
+    }
 }

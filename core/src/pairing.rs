@@ -42,6 +42,7 @@ use std::time::{Duration, Instant};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::genkit::{ArrayShape, GenerateResponse, Message, Raw, Shape};
+use crate::span::{keys, Mapped, SpanInput, Value};
 
 /// Names and refs longer than this many bytes are not kept (no real tool name or call id is).
 pub const MAX_NAME_LEN: usize = 1024;
@@ -91,16 +92,35 @@ pub fn tool_requests<'r, 'a>(
     })
 }
 
-/// Trace id (32 hex digits) and span id (16 hex digits) as numbers: `None` when not hex of that
-/// length (such spans are not paired).
-fn ids(trace_id: &str, span_id: &str) -> Option<(u128, u64)> {
-    if trace_id.len() != 32 || span_id.len() != 16 {
-        return None;
+/// A span of a trace, by its trace id and span id: the parent of a model or tool span, or an
+/// ended span.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SpanKey {
+    trace: u128,
+    span: u64,
+}
+
+impl SpanKey {
+    /// From the 16-byte trace id and 8-byte span id (OTLP, the core's `SpanInput`).
+    pub fn from_bytes(trace_id: [u8; 16], span_id: [u8; 8]) -> SpanKey {
+        SpanKey {
+            trace: u128::from_be_bytes(trace_id),
+            span: u64::from_be_bytes(span_id),
+        }
     }
-    Some((
-        u128::from_str_radix(trace_id, 16).ok()?,
-        u64::from_str_radix(span_id, 16).ok()?,
-    ))
+
+    /// From the hex ids of the JavaScript API (32 and 16 hex digits); `None` otherwise (such
+    /// spans are not paired).
+    pub fn from_hex(trace_id: &str, span_id: &str) -> Option<SpanKey> {
+        let hex = |s: &str, len: usize| s.len() == len && s.bytes().all(|b| b.is_ascii_hexdigit());
+        if !hex(trace_id, 32) || !hex(span_id, 16) {
+            return None;
+        }
+        Some(SpanKey {
+            trace: u128::from_str_radix(trace_id, 16).ok()?,
+            span: u64::from_str_radix(span_id, 16).ok()?,
+        })
+    }
 }
 
 /// A JSON string's value, or `None` when it is not a string or longer than [`MAX_NAME_LEN`].
@@ -144,9 +164,9 @@ struct Group {
 /// The pending tool requests of the model answers of running traces; see the module docs.
 #[derive(Debug)]
 pub struct ToolCallPairing {
-    groups: BTreeMap<(u128, u64), Group>,
+    groups: BTreeMap<SpanKey, Group>,
     /// Groups by age: insertion sequence -> key.
-    by_age: BTreeMap<u64, (u128, u64)>,
+    by_age: BTreeMap<u64, SpanKey>,
     next_seq: u64,
     pending: usize,
     max_calls: usize,
@@ -188,19 +208,13 @@ impl ToolCallPairing {
         self.pending
     }
 
-    /// Records the tool requests of a model span's answer: `output` is its `genkit:output` text;
-    /// `trace_id` its trace, `parent_span_id` its parent (the `generate` span). Returns how many
-    /// requests were kept. Text that is not a Genkit response keeps nothing.
-    pub fn record_model_output(
-        &mut self,
-        trace_id: &str,
-        parent_span_id: &str,
-        output: &str,
-        now: Instant,
-    ) -> usize {
+    /// Records the tool requests of a model span's answer: `output` is its `genkit:output` text,
+    /// `parent` its trace and parent span (the `generate` span). Returns how many requests were
+    /// kept. Text that is not a Genkit response keeps nothing.
+    pub fn record_model_output(&mut self, parent: SpanKey, output: &str, now: Instant) -> usize {
         match serde_json::from_str::<Shape<GenerateResponse<'_>>>(output) {
             Ok(Shape::Object(response)) => {
-                self.record_requests(trace_id, parent_span_id, tool_requests(&response), now)
+                self.record_requests(parent, tool_requests(&response), now)
             }
             _ => 0,
         }
@@ -210,14 +224,11 @@ impl ToolCallPairing {
     /// [`Self::record_model_output`]. Returns how many were kept.
     pub fn record_requests<'a>(
         &mut self,
-        trace_id: &str,
-        parent_span_id: &str,
+        parent: SpanKey,
         requests: impl IntoIterator<Item = ToolRequest<'a>>,
         now: Instant,
     ) -> usize {
-        let Some(key) = ids(trace_id, parent_span_id) else {
-            return 0;
-        };
+        let key = parent;
         self.evict(now);
         let mut kept = 0;
         for request in requests {
@@ -243,7 +254,7 @@ impl ToolCallPairing {
         kept
     }
 
-    fn push(&mut self, key: (u128, u64), call: Call, now: Instant) -> bool {
+    fn push(&mut self, key: SpanKey, call: Call, now: Instant) -> bool {
         if !self.groups.contains_key(&key) {
             let seq = self.next_seq;
             self.next_seq += 1;
@@ -268,18 +279,17 @@ impl ToolCallPairing {
         true
     }
 
-    /// The call id for a tool span: `trace_id` its trace, `parent_span_id` its parent, `name` its
-    /// `genkit:name`, `input` its `genkit:input` text (`None` when absent). Takes the ref of the
-    /// first matching request not yet taken; `None` when there is none or it had no ref.
+    /// The call id for a tool span: `parent` its trace and parent span, `name` its `genkit:name`,
+    /// `input` its `genkit:input` text (`None` when absent). Takes the ref of the first matching
+    /// request not yet taken; `None` when there is none or it had no ref.
     pub fn tool_call_id(
         &mut self,
-        trace_id: &str,
-        parent_span_id: &str,
+        parent: SpanKey,
         name: &str,
         input: Option<&str>,
         now: Instant,
     ) -> Option<String> {
-        let key = ids(trace_id, parent_span_id)?;
+        let key = parent;
         self.evict(now);
         let group = self.groups.get_mut(&key)?;
         let wanted = match input {
@@ -300,28 +310,37 @@ impl ToolCallPairing {
     }
 
     /// Tells the state a span ended: the requests recorded under it (it was a `generate` span)
-    /// are dropped, and all of its trace's when it is a root span (`parent_span_id` `None`).
-    pub fn span_ended(&mut self, trace_id: &str, span_id: &str, parent_span_id: Option<&str>) {
-        let Some(key) = ids(trace_id, span_id) else {
-            return;
-        };
+    /// are dropped, and all of its trace's when `root` (the trace's local root span ended).
+    pub fn span_ended(&mut self, span: SpanKey, root: bool) {
         if self.groups.is_empty() {
             return;
         }
-        self.remove(key);
-        if parent_span_id.is_none() {
-            let keys: Vec<(u128, u64)> = self
-                .groups
-                .range((key.0, 0)..=(key.0, u64::MAX))
-                .map(|(k, _)| *k)
-                .collect();
-            for k in keys {
-                self.remove(k);
-            }
+        self.remove(span);
+        if root {
+            self.trace_ended(span);
         }
     }
 
-    fn remove(&mut self, key: (u128, u64)) {
+    /// Drops every request of `span`'s trace: its root span ended, the trace is complete here.
+    pub fn trace_ended(&mut self, span: SpanKey) {
+        if self.groups.is_empty() {
+            return;
+        }
+        let first = SpanKey {
+            trace: span.trace,
+            span: 0,
+        };
+        let last = SpanKey {
+            trace: span.trace,
+            span: u64::MAX,
+        };
+        let keys: Vec<SpanKey> = self.groups.range(first..=last).map(|(k, _)| *k).collect();
+        for k in keys {
+            self.remove(k);
+        }
+    }
+
+    fn remove(&mut self, key: SpanKey) {
         if let Some(group) = self.groups.remove(&key) {
             self.by_age.remove(&group.seq);
             self.pending -= group.calls.iter().filter(|c| !c.taken).count();
@@ -343,7 +362,7 @@ impl ToolCallPairing {
     }
 
     /// Drops the oldest group other than `keep`; false when there is none.
-    fn evict_oldest(&mut self, keep: (u128, u64)) -> bool {
+    fn evict_oldest(&mut self, keep: SpanKey) -> bool {
         let oldest = self.by_age.values().copied().find(|k| *k != keep);
         match oldest {
             Some(key) => {
@@ -352,6 +371,40 @@ impl ToolCallPairing {
             }
             None => false,
         }
+    }
+}
+
+/// The whole-span seam's hook (core `span::Mapper`, complete mode, after the span's other rules):
+/// a model span's answer is recorded under its parent; a `tool` / `tool.v2` span gets
+/// `gen_ai.tool.call.id` when it pairs; the span's end frees the requests recorded under it, and
+/// its whole trace's when it is a root span.
+pub(crate) fn pair<'a>(state: &mut ToolCallPairing, span: &SpanInput<'a>, out: &mut Mapped<'a>) {
+    let now = Instant::now();
+    if let (Some(trace), Some(parent)) = (span.trace_id, span.parent_span_id) {
+        let parent = SpanKey::from_bytes(trace, parent);
+        match span.subtype {
+            // Answers without a tool request (most) are not parsed again.
+            Some("model") => {
+                if let Some(output) = span.output.filter(|o| o.contains("\"toolRequest\"")) {
+                    state.record_model_output(parent, output, now);
+                }
+            }
+            Some("tool" | "tool.v2") => {
+                let id = span
+                    .name
+                    .and_then(|name| state.tool_call_id(parent, name, span.input, now));
+                if let Some(id) = id {
+                    out.push(keys::TOOL_CALL_ID, Value::Str(Cow::Owned(id)));
+                }
+            }
+            _ => {}
+        }
+    }
+    if let (Some(trace), Some(id)) = (span.trace_id, span.span_id) {
+        state.span_ended(
+            SpanKey::from_bytes(trace, id),
+            span.parent_span_id.is_none(),
+        );
     }
 }
 
@@ -502,6 +555,10 @@ impl<'de> Visitor<'de> for KeyHash {
 mod tests {
     use super::*;
 
+    fn k(trace: &str, span: &str) -> SpanKey {
+        SpanKey::from_hex(trace, span).expect("hex ids")
+    }
+
     const T: &str = "aa81f9dc7e7997f54b89053e19485a59";
     const T2: &str = "2d3274b79b1e08bf9af776598d54e919";
     const P: &str = "5eadae0000000001";
@@ -531,37 +588,37 @@ mod tests {
             ("getWeather", Some("call_0"), r#"{"city":"Paris"}"#),
             ("getTime", Some("call_1"), r#"{"tz":"CET"}"#),
         ]);
-        assert_eq!(p.record_model_output(T, P, &out, now), 2);
+        assert_eq!(p.record_model_output(k(T, P), &out, now), 2);
         // Wrong trace, wrong parent, wrong name, wrong input: no id.
         assert_eq!(
-            p.tool_call_id(T2, P, "getWeather", Some(r#"{"city":"Paris"}"#), now),
+            p.tool_call_id(k(T2, P), "getWeather", Some(r#"{"city":"Paris"}"#), now),
             None
         );
         assert_eq!(
-            p.tool_call_id(T, P2, "getWeather", Some(r#"{"city":"Paris"}"#), now),
+            p.tool_call_id(k(T, P2), "getWeather", Some(r#"{"city":"Paris"}"#), now),
             None
         );
         assert_eq!(
-            p.tool_call_id(T, P, "getTime", Some(r#"{"city":"Paris"}"#), now),
+            p.tool_call_id(k(T, P), "getTime", Some(r#"{"city":"Paris"}"#), now),
             None
         );
         assert_eq!(
-            p.tool_call_id(T, P, "getWeather", Some(r#"{"city":"Rome"}"#), now),
+            p.tool_call_id(k(T, P), "getWeather", Some(r#"{"city":"Rome"}"#), now),
             None
         );
         // The right ones, in any order; each ref once.
         assert_eq!(
-            p.tool_call_id(T, P, "getTime", Some(r#"{"tz":"CET"}"#), now)
+            p.tool_call_id(k(T, P), "getTime", Some(r#"{"tz":"CET"}"#), now)
                 .as_deref(),
             Some("call_1")
         );
         assert_eq!(
-            p.tool_call_id(T, P, "getWeather", Some(r#"{"city":"Paris"}"#), now)
+            p.tool_call_id(k(T, P), "getWeather", Some(r#"{"city":"Paris"}"#), now)
                 .as_deref(),
             Some("call_0")
         );
         assert_eq!(
-            p.tool_call_id(T, P, "getWeather", Some(r#"{"city":"Paris"}"#), now),
+            p.tool_call_id(k(T, P), "getWeather", Some(r#"{"city":"Paris"}"#), now),
             None
         );
         assert_eq!(p.pending(), 0);
@@ -572,10 +629,10 @@ mod tests {
         let now = Instant::now();
         let mut p = ToolCallPairing::new();
         let out = answer(&[("t", Some("a"), r#"{"b":[1,2.5,{"x":null}],"a":"é","n":-0}"#)]);
-        p.record_model_output(T, P, &out, now);
+        p.record_model_output(k(T, P), &out, now);
         let same = r#" { "a" : "\u00e9", "n": 0, "b" : [ 1.0, 25e-1, { "x" : null } ] } "#;
         assert_eq!(
-            p.tool_call_id(T, P, "t", Some(same), now).as_deref(),
+            p.tool_call_id(k(T, P), "t", Some(same), now).as_deref(),
             Some("a")
         );
 
@@ -590,9 +647,9 @@ mod tests {
             (r#"{"a":null}"#, "{}"),
         ] {
             let mut p = ToolCallPairing::new();
-            p.record_model_output(T, P, &answer(&[("t", Some("a"), stored)]), now);
+            p.record_model_output(k(T, P), &answer(&[("t", Some("a"), stored)]), now);
             assert_eq!(
-                p.tool_call_id(T, P, "t", Some(asked), now),
+                p.tool_call_id(k(T, P), "t", Some(asked), now),
                 None,
                 "{stored} vs {asked}"
             );
@@ -604,9 +661,9 @@ mod tests {
         let now = Instant::now();
         let mut p = ToolCallPairing::new();
         let out = r#"{"message":{"role":"model","content":[{"toolRequest":{"name":"listOrders","ref":"r1"}}]}}"#;
-        p.record_model_output(T, P, out, now);
+        p.record_model_output(k(T, P), out, now);
         assert_eq!(
-            p.tool_call_id(T, P, "shop/listOrders", None, now)
+            p.tool_call_id(k(T, P), "shop/listOrders", None, now)
                 .as_deref(),
             Some("r1")
         );
@@ -618,8 +675,7 @@ mod tests {
         let mut p = ToolCallPairing::new();
         let q = r#"{"city":"Paris"}"#;
         p.record_model_output(
-            T,
-            P,
+            k(T, P),
             &answer(&[
                 ("w", Some("c0"), q),
                 ("w", Some("c1"), q),
@@ -628,7 +684,7 @@ mod tests {
             now,
         );
         let got: Vec<_> = (0..4)
-            .map(|_| p.tool_call_id(T, P, "w", Some(q), now))
+            .map(|_| p.tool_call_id(k(T, P), "w", Some(q), now))
             .collect();
         assert_eq!(
             got,
@@ -647,15 +703,15 @@ mod tests {
         let mut p = ToolCallPairing::new();
         // Gemini: no ref on the request; the first candidate only.
         let out = r#"{"candidates":[{"index":0,"message":{"role":"model","content":[{"toolRequest":{"name":"w","input":{"c":1}}},{"toolRequest":{"name":"w","ref":"x","input":{"c":2}}}]}},{"index":1,"message":{"role":"model","content":[{"toolRequest":{"name":"w","ref":"other","input":{"c":3}}}]}}],"usage":{}}"#;
-        assert_eq!(p.record_model_output(T, P, out, now), 2);
-        assert_eq!(p.tool_call_id(T, P, "w", Some(r#"{"c":1}"#), now), None);
+        assert_eq!(p.record_model_output(k(T, P), out, now), 2);
+        assert_eq!(p.tool_call_id(k(T, P), "w", Some(r#"{"c":1}"#), now), None);
         assert_eq!(
-            p.tool_call_id(T, P, "w", Some(r#"{"c":3}"#), now),
+            p.tool_call_id(k(T, P), "w", Some(r#"{"c":3}"#), now),
             None,
             "second candidate not run"
         );
         assert_eq!(
-            p.tool_call_id(T, P, "w", Some(r#"{"c":2}"#), now)
+            p.tool_call_id(k(T, P), "w", Some(r#"{"c":2}"#), now)
                 .as_deref(),
             Some("x")
         );
@@ -673,19 +729,38 @@ mod tests {
             r#"{"message":7}"#,
             r#"{"message":{"content":[{"toolRequest":{"name":7}}]}}"#,
         ] {
-            assert_eq!(p.record_model_output(T, P, out, now), 0, "{out}");
+            assert_eq!(p.record_model_output(k(T, P), out, now), 0, "{out}");
         }
         let out = answer(&[("t", Some("a"), "{}")]);
-        assert_eq!(p.record_model_output("xyz", P, &out, now), 0);
-        assert_eq!(p.record_model_output(T, "short", &out, now), 0);
-        p.record_model_output(T, P, &out, now);
+        // Ids that are not hex of the right length make no key: such spans are not paired.
+        assert_eq!(SpanKey::from_hex("xyz", P), None);
+        assert_eq!(SpanKey::from_hex(T, "short"), None);
+        assert_eq!(SpanKey::from_hex(T, "zz00000000000000"), None);
         assert_eq!(
-            p.tool_call_id(T, P, "t", Some("{"), now),
+            SpanKey::from_hex(T, "+f00000000000000"),
+            None,
+            "from_str_radix would take a sign"
+        );
+        let bytes = SpanKey::from_bytes(
+            [
+                0xaa, 0x81, 0xf9, 0xdc, 0x7e, 0x79, 0x97, 0xf5, 0x4b, 0x89, 0x05, 0x3e, 0x19, 0x48,
+                0x5a, 0x59,
+            ],
+            [0x5e, 0xad, 0xae, 0, 0, 0, 0, 1],
+        );
+        assert_eq!(
+            Some(bytes),
+            SpanKey::from_hex(T, P),
+            "bytes and hex name the same span"
+        );
+        p.record_model_output(k(T, P), &out, now);
+        assert_eq!(
+            p.tool_call_id(k(T, P), "t", Some("{"), now),
             None,
             "tool input not JSON"
         );
         assert_eq!(
-            p.tool_call_id(T, P, "t", Some("{}"), now).as_deref(),
+            p.tool_call_id(k(T, P), "t", Some("{}"), now).as_deref(),
             Some("a")
         );
     }
@@ -698,25 +773,25 @@ mod tests {
 
         // The generate span (the parent) ends: its requests go.
         let mut p = ToolCallPairing::new();
-        p.record_model_output(T, P, &out, t0);
-        p.record_model_output(T, P2, &out, t0);
-        p.span_ended(T, P, Some("1111111111111111"));
+        p.record_model_output(k(T, P), &out, t0);
+        p.record_model_output(k(T, P2), &out, t0);
+        p.span_ended(k(T, P), false);
         assert_eq!(p.pending(), 1);
-        assert_eq!(p.tool_call_id(T, P, "t", Some(q), t0), None);
+        assert_eq!(p.tool_call_id(k(T, P), "t", Some(q), t0), None);
         // The root of the trace ends: all of the trace goes, other traces stay.
-        p.record_model_output(T2, P, &out, t0);
-        p.span_ended(T, "1111111111111111", None);
+        p.record_model_output(k(T2, P), &out, t0);
+        p.span_ended(k(T, "1111111111111111"), true);
         assert_eq!(p.pending(), 1);
         assert_eq!(
-            p.tool_call_id(T2, P, "t", Some(q), t0).as_deref(),
+            p.tool_call_id(k(T2, P), "t", Some(q), t0).as_deref(),
             Some("r")
         );
 
         // Age.
         let mut p = ToolCallPairing::with_limits(100, Duration::from_secs(60));
-        p.record_model_output(T, P, &out, t0);
+        p.record_model_output(k(T, P), &out, t0);
         assert_eq!(
-            p.tool_call_id(T, P, "t", Some(q), t0 + Duration::from_secs(61)),
+            p.tool_call_id(k(T, P), "t", Some(q), t0 + Duration::from_secs(61)),
             None
         );
         assert_eq!(p.pending(), 0);
@@ -730,12 +805,13 @@ mod tests {
             "0000000000000004",
         ];
         for parent in parents {
-            p.record_model_output(T, parent, &out, t0);
+            p.record_model_output(k(T, parent), &out, t0);
         }
         assert_eq!(p.pending(), 3);
-        assert_eq!(p.tool_call_id(T, parents[0], "t", Some(q), t0), None);
+        assert_eq!(p.tool_call_id(k(T, parents[0]), "t", Some(q), t0), None);
         assert_eq!(
-            p.tool_call_id(T, parents[3], "t", Some(q), t0).as_deref(),
+            p.tool_call_id(k(T, parents[3]), "t", Some(q), t0)
+                .as_deref(),
             Some("r")
         );
     }
@@ -745,9 +821,9 @@ mod tests {
         let now = Instant::now();
         let mut p = ToolCallPairing::new();
         let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
-        p.record_model_output(T, P, &answer(&[("t", Some("r"), &deep)]), now);
+        p.record_model_output(k(T, P), &answer(&[("t", Some("r"), &deep)]), now);
         assert_eq!(
-            p.tool_call_id(T, P, "t", Some(&deep), now),
+            p.tool_call_id(k(T, P), "t", Some(&deep), now),
             None,
             "too deep to hash: no id, no panic"
         );

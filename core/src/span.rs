@@ -13,9 +13,7 @@
 
 use crate::complete;
 use crate::mapping::{map_model, map_tool_result, problem, Scalar, ToolResult};
-use crate::pairing::ToolCallPairing;
 use std::borrow::Cow;
-use std::time::Instant;
 
 /// Which attributes are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -92,13 +90,12 @@ pub struct SpanInput<'a> {
     pub exception_type: Option<&'a str>,
     /// `exception.stacktrace` of that event, when a string (its first line names the error).
     pub exception_stacktrace: Option<&'a str>,
-    /// The trace id, 32 hex digits (the JavaScript API's `traceId`; an OTLP sink hex-encodes its
-    /// 16 bytes into a stack buffer).
-    pub trace_id: Option<&'a str>,
-    /// The span id, 16 hex digits.
-    pub span_id: Option<&'a str>,
-    /// The parent span id, 16 hex digits; `None` for a root span.
-    pub parent_span_id: Option<&'a str>,
+    /// The trace id (16 bytes).
+    pub trace_id: Option<[u8; 16]>,
+    /// The span id (8 bytes).
+    pub span_id: Option<[u8; 8]>,
+    /// The parent span id (8 bytes), `None` for a root span.
+    pub parent_span_id: Option<[u8; 8]>,
 }
 
 /// An attribute value, independent of the sink.
@@ -204,38 +201,21 @@ pub mod keys {
 
 use crate::semconv as sc;
 
-/// Maps spans with one set of [`Options`], keeping the state spans of a trace share: the pending
-/// tool requests of model answers ([`ToolCallPairing`], bounded by count and age, evicted when
-/// their `generate` span or the trace's root span ends).
+/// Maps spans with one set of [`Options`], keeping the state spans of a trace share.
 #[derive(Debug, Default)]
 pub struct Mapper {
     options: Options,
-    pairing: ToolCallPairing,
+    /// Complete mode: the tool requests of model answers, for `gen_ai.tool.call.id` (rule 5).
+    pairing: crate::pairing::ToolCallPairing,
 }
 
 impl Mapper {
-    /// A mapper with these options. In complete mode with `cost`, loads the bundled price data
-    /// now (tens of milliseconds) rather than on the first model span.
+    /// A mapper with these options.
     pub fn new(options: Options) -> Mapper {
-        if options.mode == Mode::Complete && options.cost {
-            crate::cost::warm_up();
-        }
         Mapper {
             options,
-            pairing: ToolCallPairing::new(),
+            pairing: Default::default(),
         }
-    }
-
-    /// Tells the mapper that a span it does not map ended (a `generate` span, a root span that is
-    /// not a Genkit flow): the tool requests recorded under it, or under its whole trace when it
-    /// is a root, are dropped. [`Mapper::map`] does this itself for the spans it maps.
-    pub fn span_ended(&mut self, trace_id: &str, span_id: &str, parent_span_id: Option<&str>) {
-        self.pairing.span_ended(trace_id, span_id, parent_span_id);
-    }
-
-    /// The number of tool requests waiting for their tool span.
-    pub fn pending_tool_calls(&self) -> usize {
-        self.pairing.pending()
     }
 
     /// The options it was made with.
@@ -251,42 +231,19 @@ impl Mapper {
             Mode::Complete => {
                 let mut out = complete::map(span, &self.options);
                 if out.problems & problem::NEEDS_JS == 0 {
-                    self.pair(span, &mut out);
-                }
-                if let (Some(trace), Some(id)) = (span.trace_id, span.span_id) {
-                    self.pairing.span_ended(trace, id, span.parent_span_id);
+                    crate::pairing::pair(&mut self.pairing, span, &mut out);
                 }
                 out
             }
         }
     }
 
-    /// Rule 5 (issue 10; seed 003 step 3, `gen_ai.tool.call.id` = the model's call id): a model
-    /// span's tool requests are recorded; a tool span takes the ref of the matching request (same
-    /// trace, same parent `generate` span, same name, same input; equal calls in order). A tool
-    /// span that cannot be paired gets no id.
-    fn pair<'a>(&mut self, span: &SpanInput<'a>, out: &mut Mapped<'a>) {
-        let (Some(trace), Some(parent)) = (span.trace_id, span.parent_span_id) else {
-            return;
-        };
-        match span.subtype {
-            Some("model") => {
-                if let Some(output) = span.output {
-                    self.pairing
-                        .record_model_output(trace, parent, output, Instant::now());
-                }
-            }
-            Some("tool" | "tool.v2") => {
-                let Some(name) = span.name else { return };
-                if let Some(id) =
-                    self.pairing
-                        .tool_call_id(trace, parent, name, span.input, Instant::now())
-                {
-                    out.push(keys::TOOL_CALL_ID, Value::Str(Cow::Owned(id)));
-                }
-            }
-            _ => {}
-        }
+    /// Tells the mapper a span ended that [`Self::map`] did not see (a `generate` span, a flow,
+    /// a non-Genkit root): `root` when it is its trace's local root. Frees the tool call id state
+    /// of what ended (rule 5).
+    pub fn span_ended(&mut self, trace_id: [u8; 16], span_id: [u8; 8], root: bool) {
+        let key = crate::pairing::SpanKey::from_bytes(trace_id, span_id);
+        self.pairing.span_ended(key, root);
     }
 }
 
@@ -416,4 +373,18 @@ fn stack_error_name(stack: &str) -> Option<&str> {
     let ident = (first.is_alphabetic() || first == '_' || first == '$')
         && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '$');
     (ident && name.len() <= 128).then_some(name)
+}
+
+/// Parses a lowercase or uppercase hex id (`traceId` / `spanId` of the JavaScript API) into bytes.
+pub fn parse_hex<const N: usize>(hex: &str) -> Option<[u8; N]> {
+    let bytes = hex.as_bytes();
+    if bytes.len() != 2 * N {
+        return None;
+    }
+    let mut out = [0u8; N];
+    for (i, pair) in bytes.chunks_exact(2).enumerate() {
+        let digit = |b: u8| (b as char).to_digit(16);
+        out[i] = (digit(pair[0])? * 16 + digit(pair[1])?) as u8;
+    }
+    Some(out)
 }

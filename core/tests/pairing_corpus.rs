@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::Instant;
 
-use genkit_for_maple_core::pairing::ToolCallPairing;
+use genkit_for_maple_core::pairing::{SpanKey, ToolCallPairing};
 use serde_json::Value;
 
 fn rows(file: &str) -> Vec<Value> {
@@ -89,7 +89,11 @@ fn replay(file: &str) -> Replay {
         match attr(row, "genkit:metadata:subtype") {
             Some("model") => {
                 if let (Some(p), Some(out)) = (parent(row), attr(row, "genkit:output")) {
-                    state.record_model_output(trace, p, out, now);
+                    state.record_model_output(
+                        SpanKey::from_hex(trace, p).expect("hex ids"),
+                        out,
+                        now,
+                    );
                 }
             }
             Some("tool") | Some("tool.v2") => {
@@ -113,7 +117,12 @@ fn replay(file: &str) -> Replay {
                     })
                     .map(|c| c["toolRequest"]["ref"].as_str().map(String::from))
                     .collect();
-                let id = state.tool_call_id(trace, p, name, input_text, now);
+                let id = state.tool_call_id(
+                    SpanKey::from_hex(trace, p).expect("hex ids"),
+                    name,
+                    input_text,
+                    now,
+                );
                 replay.tools += 1;
                 let where_ = format!("{} / {name} {span}", row["scenario"]);
                 if asked.is_empty() || asked.iter().all(Option::is_none) {
@@ -151,7 +160,10 @@ fn replay(file: &str) -> Replay {
             }
             _ => {}
         }
-        state.span_ended(trace, span, parent(row));
+        state.span_ended(
+            SpanKey::from_hex(trace, span).expect("hex ids"),
+            parent(row).is_none(),
+        );
     }
     assert_eq!(
         state.pending(),
@@ -195,4 +207,72 @@ fn scenario_corpus_parallel_equal_calls_failing_and_multipart_tools() {
         r.with_id,
         r.without_ref
     );
+}
+
+/// The same corpus through the whole-span seam (`span::Mapper`, complete mode), as the processor
+/// and the native exporter call it: the tool spans of compat-oai and anthropic get their call ids,
+/// google-genai's none; every priced chat span gets a cost; reference mode writes neither.
+#[test]
+fn scenario_corpus_through_the_seam() {
+    use genkit_for_maple_core::span::{parse_hex, Mapper, Mode, Options, SpanInput, Status, Value};
+    let rows = rows("genkit-1.42-scenario-spans.jsonl");
+    for mode in [Mode::Complete, Mode::Reference] {
+        let mut mapper = Mapper::new(Options { mode, cost: true });
+        let (mut ids, mut costs) = (0, 0);
+        for row in &rows {
+            let subtype = attr(row, "genkit:metadata:subtype");
+            let span = SpanInput {
+                subtype,
+                name: attr(row, "genkit:name"),
+                input: attr(row, "genkit:input"),
+                output: attr(row, "genkit:output"),
+                status: Status::from_code(row["status"]["code"].as_u64().unwrap_or(0) as u32),
+                trace_id: row["traceId"].as_str().and_then(parse_hex),
+                span_id: row["spanId"].as_str().and_then(parse_hex),
+                parent_span_id: parent(row).and_then(parse_hex),
+                ..SpanInput::default()
+            };
+            let mapped = mapper.map(&span);
+            let get = |key: &str| {
+                mapped
+                    .attributes
+                    .iter()
+                    .find(|(k, _)| *k == key)
+                    .map(|(_, v)| v.clone())
+            };
+            if let Some(Value::Str(id)) = get("gen_ai.tool.call.id") {
+                assert_ne!(row["plugin"], "google-genai");
+                assert!(
+                    id.starts_with("call_fake") || id.starts_with("toolu_fake"),
+                    "{id}"
+                );
+                ids += 1;
+            }
+            if let Some(Value::Double(cost)) = get("gen_ai.usage.cost") {
+                assert!(cost > 0.0 && cost < 0.1, "{} {cost}", row["scenario"]);
+                costs += 1;
+            }
+            if subtype.is_none() {
+                let root = parent(row).is_none();
+                mapper.span_ended(
+                    span.trace_id.unwrap_or_default(),
+                    span.span_id.unwrap_or_default(),
+                    root,
+                );
+            }
+        }
+        match mode {
+            Mode::Complete => {
+                assert_eq!(ids, 23, "every call of compat-oai and anthropic");
+                // Every chat span with usage: all but the 3 failed model calls and anthropic's
+                // refused JSON request.
+                let chats = rows
+                    .iter()
+                    .filter(|r| attr(r, "genkit:metadata:subtype") == Some("model"))
+                    .count();
+                assert_eq!(costs, chats - 4);
+            }
+            Mode::Reference => assert_eq!((ids, costs), (0, 0)),
+        }
+    }
 }

@@ -12,12 +12,16 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use genkit_for_maple_core::cost::{cost_usd_at, UsageCounts};
-use genkit_for_maple_core::pairing::ToolCallPairing;
+use genkit_for_maple_core::pairing::{SpanKey, ToolCallPairing};
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 
 const TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
 const PARENT: &str = "b7ad6b7169203331";
+
+fn key(span: &str) -> SpanKey {
+    SpanKey::from_hex(TRACE, span).expect("hex ids")
+}
 
 /// A small JSON value; objects get their keys in the order given.
 fn json_value() -> impl Strategy<Value = Value> {
@@ -95,21 +99,21 @@ proptest! {
             .map(|(i, (name, input))| (name, format!("call_{i}"), input))
             .collect();
         let mut p = ToolCallPairing::new();
-        prop_assert_eq!(p.record_model_output(TRACE, PARENT, &answer(&requests), now), requests.len());
+        prop_assert_eq!(p.record_model_output(key(PARENT), &answer(&requests), now), requests.len());
 
         // A span asking for something no request asked: no id (and nothing consumed).
         let asked = |name: &str, v: &Value| requests.iter().any(|(n, _, i)| n == name && i == v);
         if !asked("a", &stranger) {
-            prop_assert_eq!(p.tool_call_id(TRACE, PARENT, "a", Some(&stranger.to_string()), now), None);
+            prop_assert_eq!(p.tool_call_id(key(PARENT), "a", Some(&stranger.to_string()), now), None);
         }
-        prop_assert_eq!(p.tool_call_id(TRACE, PARENT, "zzz", Some(&requests[0].2.to_string()), now), None);
+        prop_assert_eq!(p.tool_call_id(key(PARENT), "zzz", Some(&requests[0].2.to_string()), now), None);
 
         // The tool spans end in a random order, their inputs spelled differently.
         let mut given: HashMap<String, usize> = HashMap::new();
         let mut seen_per_group: HashMap<(String, String), Vec<String>> = HashMap::new();
         for &i in order.iter().filter(|&&i| i < requests.len()) {
             let (name, _, input) = &requests[i];
-            let id = p.tool_call_id(TRACE, PARENT, name, Some(&respell(input)), now);
+            let id = p.tool_call_id(key(PARENT), name, Some(&respell(input)), now);
             let id = id.expect("a requested call gets an id");
             // The id belongs to a request with the same name and an equal input.
             let k: usize = id.trim_start_matches("call_").parse().expect("an id we issued");
@@ -139,11 +143,11 @@ proptest! {
         for (i, (parent, n)) in answers.iter().enumerate() {
             let requests: Vec<(String, String, Value)> =
                 (0..*n).map(|k| ("t".to_string(), format!("r{i}_{k}"), Value::from(k as i64))).collect();
-            p.record_model_output(TRACE, &format!("{parent:016x}"), &answer(&requests), t0 + Duration::from_millis(i as u64));
+            p.record_model_output(key(&format!("{parent:016x}")), &answer(&requests), t0 + Duration::from_millis(i as u64));
             prop_assert!(p.pending() <= cap, "{} > {}", p.pending(), cap);
         }
         // Everything is gone once the trace's root ends.
-        p.span_ended(TRACE, "ffffffffffffffff", None);
+        p.span_ended(key("ffffffffffffffff"), true);
         prop_assert_eq!(p.pending(), 0);
     }
 
