@@ -125,19 +125,3 @@ test("the core's whole-span seam in reference mode writes the reference output o
   }
   assert.ok(n >= 140, `${n} spans`)
 })
-
-test("tool call id state is bounded and empties when traces end", () => {
-  const p = new GenkitForMaple()
-  const rows = load("genkit-1.42-scenario-spans.jsonl")
-  for (const row of rows) {
-    p.onEnd({
-      name: row.name,
-      attributes: { ...row.attributes },
-      status: row.status,
-      events: row.events,
-      spanContext: () => ({ traceId: row.traceId, spanId: row.spanId }),
-      parentSpanContext: row.parentSpanId ? { spanId: row.parentSpanId } : undefined,
-    })
-  }
-  assert.equal(p.mapper.pendingToolCalls(), 0, "every trace's root ended: nothing pending")
-})
