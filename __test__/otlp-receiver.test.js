@@ -129,11 +129,17 @@ test("OTLPTraceExporter -> receiver: every decoded span carries the attributes G
 
   // The Agent Sessions view and the checklist of these real spans.
   const view = renderSessions(spans)
-  assert.match(view, /^Session conv-A {2}\(agent chatFlow; 2 turns; 4 model calls; tokens in \d+ \/ out \d+\)$/m)
+  assert.match(view, /^Session conv-A {2}\(agent chatFlow; 2 turns; 4 model calls; tokens in \d+ \/ out \d+; unpriced\)$/m)
   assert.match(view, /^Session conv-D {2}\(agent resilientChatFlow; 2 turns; 2 model calls;/m)
   assert.match(view, /execute_tool chargeCard\(\{"amountCents":1299,"currency":"EUR"\}\) FAILED: PERMISSION_DENIED: card charging is not allowed for this user/)
+  // Reference mode (seed 000) writes no error.type and no tool call ids: exactly those checks fail
+  // (seed 001 "Known gaps").
   const verdict = checkSessions(spans)
-  assert.equal(verdict.ok, true, renderChecks(verdict))
+  assert.deepEqual(
+    verdict.checks.filter((c) => !c.ok).map((c) => c.name),
+    ["failed spans carry error.type, successful ones none", "tool spans carry the model's tool call ids"],
+    renderChecks(verdict),
+  )
 })
 
 test("a malformed body gets 400, other bad requests 404/405/415, and the receiver keeps working", async () => {
@@ -216,6 +222,7 @@ function fixedSpans() {
       "gen_ai.operation.name": "execute_tool",
       "gen_ai.tool.name": "lookup",
       "gen_ai.tool.call.arguments": '{"q":"x"}',
+      "error.type": "Error",
     }, { code: 2, message: "lookup is down" }),
     span(TRACE_1, "a1", "support", 1000, {
       "genkit:metadata:subtype": "flow",
@@ -234,12 +241,16 @@ function fixedSpans() {
       "gen_ai.response.finish_reasons": ["stop"],
       "gen_ai.usage.input_tokens": 10,
       "gen_ai.usage.output_tokens": 4,
+      "gen_ai.usage.cache_read.input_tokens": 6,
+      "gen_ai.usage.reasoning.output_tokens": 2,
+      "gen_ai.usage.cost": 0.0000125,
     }),
     span(TRACE_1, "a3", "getWeather", 1200, {
       "genkit:metadata:subtype": "tool",
       "gen_ai.operation.name": "execute_tool",
       "gen_ai.tool.name": "getWeather",
       "gen_ai.tool.call.arguments": '{"city":"Paris"}',
+      "gen_ai.tool.call.id": "c1",
       "gen_ai.tool.call.result": '{"tempC":21}',
     }),
     span(TRACE_1, "a4", "googleai/gemini-2.5-flash", 1300, {
@@ -263,7 +274,7 @@ test("renderSessions: one block per conversation, turns in order, transcript, ch
   assert.equal(
     renderSessions(fixedSpans()),
     [
-      "Session chat-7  (agent support; 2 turns; 2 model calls; tokens in 30 / out 12)",
+      "Session chat-7  (agent support; 2 turns; 2 model calls; tokens in 30 / out 12; cost $0.000013)",
       `  Turn 1  invoke_agent support  trace ${TRACE_1}`,
       "    system     Be brief.",
       "    user       Weather in Paris?",
@@ -271,19 +282,19 @@ test("renderSessions: one block per conversation, turns in order, transcript, ch
       '    tool       ← tool result {"tempC":21} [c1]',
       "    assistant  21 C in Paris.",
       "    spans:",
-      "      chat googleai gemini-2.5-flash  tokens in 10 / out 4  finish stop",
-      '      execute_tool getWeather({"city":"Paris"}) → {"tempC":21}',
+      "      chat googleai gemini-2.5-flash  tokens in 10 / out 4 (cache read 6, reasoning 2)  cost $0.000013  finish stop",
+      '      execute_tool getWeather({"city":"Paris"}) [c1] → {"tempC":21}',
       "      chat googleai gemini-2.5-flash  tokens in 20 / out 8",
       `  Turn 2  invoke_agent support  trace ${TRACE_2}`,
       "    spans:",
-      '      execute_tool lookup({"q":"x"}) FAILED: lookup is down',
+      '      execute_tool lookup({"q":"x"}) FAILED (Error): lookup is down',
       "",
     ].join("\n"),
   )
   assert.equal(renderSessions([]), "No agent sessions: no span carries gen_ai.operation.name.\n")
 })
 
-test("checkSessions: all five checks pass on good spans", () => {
+test("checkSessions: all eight checks pass on good spans", () => {
   const verdict = checkSessions(fixedSpans())
   assert.equal(verdict.ok, true)
   assert.deepEqual(
@@ -294,6 +305,9 @@ test("checkSessions: all five checks pass on good spans", () => {
       ["every messages attribute parses as JSON", true],
       ["every turn has a conversation id", true],
       ["token usage only on chat spans", true],
+      ["failed spans carry error.type, successful ones none", true],
+      ["tool spans carry the model's tool call ids", true],
+      ["token details and cost are consistent", true],
     ],
   )
   assert.equal(verdict.checks[0].detail, "7 spans, 2 turns")
@@ -323,6 +337,18 @@ test("checkSessions: each broken span fails exactly its check, and ok becomes fa
     [
       "token usage only on chat spans",
       (spans) => (spans.find((s) => s.spanId === "a1").attributes["gen_ai.usage.input_tokens"] = 30),
+    ],
+    [
+      "failed spans carry error.type, successful ones none",
+      (spans) => delete spans.find((s) => s.spanId === "b2").attributes["error.type"],
+    ],
+    [
+      "tool spans carry the model's tool call ids",
+      (spans) => (spans.find((s) => s.spanId === "a3").attributes["gen_ai.tool.call.id"] = "c2"),
+    ],
+    [
+      "token details and cost are consistent",
+      (spans) => (spans.find((s) => s.spanId === "a2").attributes["gen_ai.usage.reasoning.output_tokens"] = 5),
     ],
   ]
   for (const [name, breakIt] of cases) {

@@ -13,7 +13,8 @@
 //   copy    only the copy: its time and heap are subtracted from the others (net figures)
 //   js      GenkitForMaple.onEnd on the pure-JS path (the instance's native binding removed:
 //           what GENKIT_FOR_MAPLE_FORCE_JS=1 gives)
-//   native  GenkitForMaple.onEnd on the native path
+//   native  GenkitForMaple.onEnd on the native path (mode "reference": the same output as js)
+//   complete  GenkitForMaple.onEnd in mode "complete" (the default; issue 10's rules, native)
 //   floor   model/tool spans: binding.benchFloor (benchmark-only, src/lib.rs): read the genkit:*
 //           strings into Rust and create the native output strings, no JSON work
 // Before timing, every span is mapped by both paths and the results must be identical.
@@ -49,7 +50,7 @@ function spansOf(id) {
   if (corpus) {
     return load("genkit-1.42-spans.jsonl")
       .filter((row) => group(row.attributes) === corpus[1])
-      .map((row) => ({ name: row.name, attributes: row.attributes }))
+      .map((row) => ({ name: row.name, attributes: row.attributes, parentSpanId: row.parentSpanId, status: row.status, events: row.events }))
   }
   const synth = /^model-(\d+)-(ascii|multi)$/.exec(id)
   if (synth) {
@@ -68,15 +69,23 @@ function copyOf(i) {
   return a
 }
 const kind = caseId.startsWith("corpus-") ? caseId.slice(7) : "model"
-const jsProcessor = new GenkitForMaple()
+const jsProcessor = new GenkitForMaple({ mode: "reference" })
 jsProcessor.native = undefined
-const nativeProcessor = new GenkitForMaple()
+const nativeProcessor = new GenkitForMaple({ mode: "reference" })
 if (!nativeProcessor.isNative) throw new Error("native binding not loaded")
+const completeProcessor = new GenkitForMaple({ mode: "complete" })
 
 const ctx = { traceId: "0".repeat(32), spanId: "0".repeat(16), traceFlags: 1 }
 const spanContext = () => ctx
 // One span-like object per span, reused; each op gives it a fresh copy of the attributes.
-const shells = spans.map((s) => ({ name: s.name, attributes: undefined, spanContext }))
+const shells = spans.map((s) => ({
+  name: s.name,
+  attributes: undefined,
+  spanContext,
+  parentSpanContext: s.parentSpanId ? { spanId: s.parentSpanId } : undefined,
+  status: s.status ?? { code: 0 },
+  events: s.events ?? [],
+}))
 
 // --- correctness: both paths write the same attributes, byte for byte ---
 const sorted = (a) => JSON.stringify(Object.keys(a).sort().map((k) => [k, a[k]]))
@@ -133,6 +142,14 @@ const variants = {
       for (let i = 0; i < spans.length; i++) {
         shells[i].attributes = copyOf(i)
         nativeProcessor.onEnd(shells[i])
+      }
+    }
+  },
+  complete() {
+    for (let r = 0; r < batch; r++) {
+      for (let i = 0; i < spans.length; i++) {
+        shells[i].attributes = copyOf(i)
+        completeProcessor.onEnd(shells[i])
       }
     }
   },

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 "use strict"
-// `npm run bench`: the pure-JS GenkitForMaple against the native one, one Node process per
+// `npm run bench`: the pure-JS GenkitForMaple against the native one (mode "reference") and native
+// mode "complete" (the default), one Node process per
 // comparison (bench/case.js), and one table. Writes bench/results.json.
 //
 //   node bench/run.js                 every case (a few minutes)
@@ -68,6 +69,7 @@ const rows = results.map((r) => {
   const js = net(t.js)
   const nat = net(t.native)
   const floor = net(t.floor)
+  const complete = net(t.complete)
   return {
     case: r.case,
     kind: r.kind,
@@ -78,6 +80,10 @@ const rows = results.map((r) => {
     jsSpreadPct: spread(t.js),
     nativeNs: nat,
     nativeSpreadPct: spread(t.native),
+    completeNs: complete,
+    completeSpreadPct: spread(t.complete),
+    completeOverReference: complete / nat,
+    completeHeapBytes: heap(r.heap.complete),
     ratio: js / nat,
     jsMBs: (r.inBytes / js) * 1000,
     nativeMBs: (r.inBytes / nat) * 1000,
@@ -97,6 +103,8 @@ const header = [
   "in (UTF-8)",
   "JS /op (±)",
   "native /op (±)",
+  "complete /op (±)",
+  "complete/native",
   "JS/native",
   "JS MB/s",
   "native MB/s",
@@ -104,6 +112,7 @@ const header = [
   "native/floor",
   "JS heap/op",
   "native heap/op",
+  "complete heap/op",
   "out strings",
 ]
 const table = [
@@ -115,6 +124,8 @@ const table = [
       fmtBytes(r.inBytes),
       `${fmtNs(r.jsNs)} (±${r.jsSpreadPct.toFixed(0)}%)`,
       `${fmtNs(r.nativeNs)} (±${r.nativeSpreadPct.toFixed(0)}%)`,
+      `${fmtNs(r.completeNs)} (±${r.completeSpreadPct.toFixed(0)}%)`,
+      `${r.completeOverReference.toFixed(2)}x`,
       `**${r.ratio.toFixed(2)}x**`,
       r.jsMBs.toFixed(0),
       r.nativeMBs.toFixed(0),
@@ -122,6 +133,7 @@ const table = [
       r.nativeOverFloor === undefined ? "–" : `${r.nativeOverFloor.toFixed(2)}x`,
       fmtBytes(r.jsHeapBytes),
       fmtBytes(r.nativeHeapBytes),
+      fmtBytes(r.completeHeapBytes),
       r.kind === "model" || r.kind === "tool" ? fmtBytes(r.outputStringBytes) : "–",
     ].join(" | ")} |`,
   ),
@@ -142,14 +154,14 @@ console.log(
   `\n${meta.node}, ${meta.cpu}; load average (1/5/15 min) before ${loadBefore}, after ${loadAfter}; ${meta.seconds} s${smoke ? "; SMOKE MODE: figures meaningless" : ""}`,
 )
 console.log(
-  "Per span (corpus groups: mean over the group's spans), net of the attribute-map copy; ± = half the interquartile range; MB/s of genkit:input + genkit:output (UTF-8); heap = JS heap allocated per op, net of the copy; out strings = V8 size of the native output strings.",
+  "Per span (corpus groups: mean over the group's spans), net of the attribute-map copy; JS and native: mode \"reference\" (the same output); complete: mode \"complete\" (the default, native); ± = half the interquartile range; MB/s of genkit:input + genkit:output (UTF-8); heap = JS heap allocated per op, net of the copy; out strings = V8 size of the native output strings.",
 )
 fs.writeFileSync(path.join(__dirname, "results.json"), `${JSON.stringify({ meta, rows, raw: results }, null, 2)}\n`)
 
 if (failed || results.length === 0) process.exit(1)
 if (smoke) {
   // Smoke: the harness works and every figure is a number.
-  const bad = rows.filter((r) => !Number.isFinite(r.jsNs) || !Number.isFinite(r.nativeNs))
+  const bad = rows.filter((r) => !Number.isFinite(r.jsNs) || !Number.isFinite(r.nativeNs) || !Number.isFinite(r.completeNs))
   if (bad.length > 0) {
     console.error(`bench: non-numeric figures for ${bad.map((r) => r.case).join(", ")}`)
     process.exit(1)

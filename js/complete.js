@@ -95,7 +95,9 @@ function mapComplete(mapper, native, span, attrs, subtype) {
   if (result & (P.NEEDS_JS | P.PANIC)) {
     // JSON the core's reader refuses but JSON.parse accepts (`1e400`, a lone surrogate escape in
     // a key): map a normalised copy, so complete mode's rules still apply.
-    const panic = result & P.PANIC
+    const panic = result & (P.PANIC | P.OUT_OF_MEMORY)
+    // Out of memory: a normalised copy would not help; the reference mapping in JS.
+    if (result & P.OUT_OF_MEMORY) return flags | panic | js.mapSpanJs(attrs)
     let copy
     try {
       copy = { "genkit:input": normaliseJson(attrs["genkit:input"]), "genkit:output": normaliseJson(attrs["genkit:output"]) }
@@ -105,7 +107,7 @@ function mapComplete(mapper, native, span, attrs, subtype) {
     result = copy === undefined ? P.NEEDS_JS : mapper.mapSpan(copy, ...args)
     if (result & (P.NEEDS_JS | P.PANIC)) {
       // Last resort: the reference mapping in JS.
-      return flags | panic | (result & P.PANIC) | js.mapSpanJs(attrs)
+      return flags | panic | (result & (P.PANIC | P.OUT_OF_MEMORY)) | js.mapSpanJs(attrs)
     }
     for (const key of Object.keys(copy)) {
       if (!key.startsWith("genkit:")) attrs[key] = copy[key]

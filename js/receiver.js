@@ -250,36 +250,57 @@ function transcript(turn, shown) {
 function spanLine(span) {
   const a = attrsOf(span)
   const failed = span.status?.code === ERROR
+  const errorType = a["error.type"] !== undefined ? ` (${a["error.type"]})` : ""
   if (a[OP] === "chat") {
     const tokens =
       a["gen_ai.usage.input_tokens"] !== undefined || a["gen_ai.usage.output_tokens"] !== undefined
-        ? `tokens in ${a["gen_ai.usage.input_tokens"] ?? "?"} / out ${a["gen_ai.usage.output_tokens"] ?? "?"}`
+        ? `tokens in ${a["gen_ai.usage.input_tokens"] ?? "?"} / out ${a["gen_ai.usage.output_tokens"] ?? "?"}${tokenDetails(a)}`
         : "no token usage"
     const reasons = Array.isArray(a["gen_ai.response.finish_reasons"]) ? `  finish ${a["gen_ai.response.finish_reasons"].join(",")}` : ""
-    return `chat ${a["gen_ai.provider.name"] ?? "?"} ${a["gen_ai.request.model"] ?? "?"}  ${tokens}${reasons}${failed ? `  FAILED: ${span.status.message}` : ""}`
+    const cost = typeof a[COST] === "number" ? `  cost ${usd(a[COST])}` : ""
+    return `chat ${a["gen_ai.provider.name"] ?? "?"} ${a["gen_ai.request.model"] ?? "?"}  ${tokens}${cost}${reasons}${failed ? `  FAILED${errorType}: ${span.status.message}` : ""}`
   }
   if (a[OP] === "execute_tool") {
     const args = `(${compact(a["gen_ai.tool.call.arguments"] ?? "")})`
+    const id = a["gen_ai.tool.call.id"] !== undefined ? ` [${a["gen_ai.tool.call.id"]}]` : ""
     const outcome = failed
-      ? `FAILED: ${oneLine(span.status.message || "error")}`
+      ? `FAILED${errorType}: ${oneLine(span.status.message || "error")}`
       : a["gen_ai.tool.call.result"] !== undefined
         ? `→ ${compact(a["gen_ai.tool.call.result"])}`
         : "→ (no result)"
-    return `execute_tool ${a["gen_ai.tool.name"] ?? span.name}${args} ${outcome}`
+    return `execute_tool ${a["gen_ai.tool.name"] ?? span.name}${args}${id} ${outcome}`
   }
   return `${a[OP]} ${span.name}`
 }
 
-/** Sums the token usage of a list of chat spans. */
+const COST = "gen_ai.usage.cost"
+const DETAILS = [
+  ["gen_ai.usage.cache_read.input_tokens", "cache read"],
+  ["gen_ai.usage.cache_write.input_tokens", "cache write"],
+  ["gen_ai.usage.reasoning.output_tokens", "reasoning"],
+]
+
+/** ` (cache read 12, reasoning 30)` for the token details a chat span carries, else "". */
+function tokenDetails(a) {
+  const parts = DETAILS.filter(([k]) => typeof a[k] === "number").map(([k, name]) => `${name} ${a[k]}`)
+  return parts.length > 0 ? ` (${parts.join(", ")})` : ""
+}
+
+/** A cost in USD, to the millionth of a dollar. */
+const usd = (v) => `$${v.toFixed(6)}`
+
+/** Sums the token usage and cost of a list of chat spans (`cost` undefined when none is priced). */
 function tokens(chats) {
   let input = 0
   let output = 0
+  let cost
   for (const c of chats) {
     const a = attrsOf(c)
     if (typeof a["gen_ai.usage.input_tokens"] === "number") input += a["gen_ai.usage.input_tokens"]
     if (typeof a["gen_ai.usage.output_tokens"] === "number") output += a["gen_ai.usage.output_tokens"]
+    if (typeof a[COST] === "number") cost = (cost ?? 0) + a[COST]
   }
-  return { input, output }
+  return { input, output, cost }
 }
 
 /**
@@ -300,7 +321,8 @@ function renderSessions(spans) {
     const agents = [...new Set(session.turns.map((t) => attrsOf(t.agent ?? {})["gen_ai.agent.name"]).filter(Boolean))]
     out.push(
       `Session ${session.id}  (agent ${agents.join(", ") || "?"}; ${session.turns.length} turn${session.turns.length === 1 ? "" : "s"}; ` +
-        `${chats.length} model call${chats.length === 1 ? "" : "s"}; tokens in ${total.input} / out ${total.output})`,
+        `${chats.length} model call${chats.length === 1 ? "" : "s"}; tokens in ${total.input} / out ${total.output}; ` +
+        `${total.cost === undefined ? "unpriced" : `cost ${usd(total.cost)}`})`,
     )
     const shown = { system: undefined, messages: new Set() }
     session.turns.forEach((turn, i) => {
@@ -374,8 +396,59 @@ function checkSessions(spans) {
     `${spans.filter((s) => attrsOf(s)["gen_ai.usage.input_tokens"] !== undefined).length} chat spans with usage`,
   )
 
+  // Seed 003 step 6/9: failed spans carry error.type, successful ones do not.
+  const classified = spans.filter((s) => attrsOf(s)[OP] !== undefined)
+  add(
+    "failed spans carry error.type, successful ones none",
+    classified
+      .filter((s) => (s.status?.code === ERROR) !== (typeof attrsOf(s)["error.type"] === "string" && attrsOf(s)["error.type"] !== ""))
+      .map((s) => `${label(s)} status ${s.status?.code ?? 0}, error.type ${attrsOf(s)["error.type"] ?? "none"}`),
+    `${classified.filter((s) => s.status?.code === ERROR).length} failed spans with error.type`,
+  )
+
+  // Seed 003 step 9: tool spans carry call ids matching the model's tool calls (in the same trace).
+  const callIds = new Map()
+  for (const s of spans) {
+    for (const m of asArray(parseJson(attrsOf(s)["gen_ai.output.messages"]))) {
+      for (const p of asArray(m?.parts)) {
+        if (p?.type === "tool_call" && p.id !== undefined) {
+          if (!callIds.has(s.traceId)) callIds.set(s.traceId, new Set())
+          callIds.get(s.traceId).add(p.id)
+        }
+      }
+    }
+  }
+  const toolSpans = spans.filter((s) => attrsOf(s)[OP] === "execute_tool")
+  add(
+    "tool spans carry the model's tool call ids",
+    toolSpans
+      .filter((s) => callIds.has(s.traceId) && !callIds.get(s.traceId).has(attrsOf(s)["gen_ai.tool.call.id"]))
+      .map((s) => `${label(s)} gen_ai.tool.call.id ${attrsOf(s)["gen_ai.tool.call.id"] ?? "missing"}`),
+    `${toolSpans.filter((s) => attrsOf(s)["gen_ai.tool.call.id"] !== undefined).length} of ${toolSpans.length} tool spans with ids`,
+  )
+
+  // Seed 003 step 7: integer token details within their totals; cost a non-negative number.
+  const chatSpans = spans.filter((s) => attrsOf(s)[OP] === "chat")
+  add(
+    "token details and cost are consistent",
+    chatSpans.flatMap((s) => {
+      const a = attrsOf(s)
+      const bad = []
+      for (const [k] of DETAILS) if (a[k] !== undefined && !Number.isInteger(a[k])) bad.push(`${k} ${a[k]}`)
+      const read = a["gen_ai.usage.cache_read.input_tokens"] ?? 0
+      const write = a["gen_ai.usage.cache_write.input_tokens"] ?? 0
+      if (a["gen_ai.usage.input_tokens"] !== undefined && read + write > a["gen_ai.usage.input_tokens"]) bad.push("cache tokens above input_tokens")
+      if ((a["gen_ai.usage.reasoning.output_tokens"] ?? 0) > (a["gen_ai.usage.output_tokens"] ?? Infinity)) bad.push("reasoning above output_tokens")
+      if (a[COST] !== undefined && !(typeof a[COST] === "number" && a[COST] >= 0)) bad.push(`cost ${a[COST]}`)
+      return bad.map((b) => `${label(s)} ${b}`)
+    }),
+    `${chatSpans.filter((s) => typeof attrsOf(s)[COST] === "number").length} of ${chatSpans.length} chat spans priced`,
+  )
+
   return { ok: checks.every((c) => c.ok), checks }
 }
+
+const asArray = (v) => (Array.isArray(v) ? v : [])
 
 /** The checklist as text: one `[ok]`/`[FAIL]` line per check, then the verdict. */
 function renderChecks({ ok, checks }) {

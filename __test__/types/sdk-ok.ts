@@ -20,6 +20,8 @@ export const sdkInline = new NodeSDK({
 })
 
 const options: GenkitForMapleOptions = {}
+export const reference = new GenkitForMaple({ mode: "reference", cost: false })
+export const complete = new GenkitForMaple({ mode: "complete" })
 const processor = new GenkitForMaple(options)
 export const native: boolean = processor.isNative
 export const flushed: Promise<void> = processor.forceFlush().then(() => processor.shutdown())

@@ -7,9 +7,10 @@ import { GenkitForMaple, mapSpanJs } from "genkit-for-maple"
 
 const processor = new GenkitForMaple()
 
-new GenkitForMaple(42) // error: TS2345
-new GenkitForMaple("captureContent") // error: TS2345
-new GenkitForMaple({ captureContent: true }) // error: TS2322
+new GenkitForMaple(42) // error: TS2559
+new GenkitForMaple("complete") // error: TS2559
+new GenkitForMaple({ mode: "full" }) // error: TS2322
+new GenkitForMaple({ colour: "blue" }) // error: TS2353
 processor.flush() // error: TS2339
 processor.isNative = false // error: TS2540
 processor.onEnd(42) // error: TS2345

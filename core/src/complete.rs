@@ -2,10 +2,10 @@
 //!
 //! 1. tokens per provider, Maple's rules (seed 003 "Tokens and cost", seed 001 optional notes):
 //!    [`usage_counts`];
-//! 2. `gen_ai.usage.cost`: [`cost_usd`] (the price library is wired by issue-10b);
+//! 2. `gen_ai.usage.cost`: [`crate::cost`] (pydantic's genai-prices, bundled prices);
 //! 3. `gen_ai.provider.name` from the semconv registry: [`provider_name`];
 //! 4. `error.type` on failed spans: [`crate::span::error_type`];
-//! 5. `gen_ai.tool.call.id`: tool call id pairing (issue-10b);
+//! 5. `gen_ai.tool.call.id`: [`crate::pairing`], wired in [`crate::span::Mapper`];
 //! 6. `tool.v2` maps like `tool`, the result from `output` and `content`: [`map_tool`];
 //! 7. media parts as seed 004 writes them (`uri` parts, `blob` parts with the decoded size and
 //!    never the bytes): [`write_media`];
@@ -14,10 +14,12 @@
 //!
 //! Every rule degrades per attribute like the reference mapping: what can be derived is written.
 
+use crate::cost::cost_usd;
 use crate::genkit::{
     raw, ArrayShape, Candidate, Fields, Media, Message, Part, Raw, Shape, ToolPayload,
 };
 use crate::mapping::{problem, Scalar};
+use crate::out::{Out, OutOfMemory};
 use crate::semconv::{self as sc, check_messages, raw_is_str};
 use crate::span::{error_type, keys, map_agent, needs_js, Mapped, Options, SpanInput, Value};
 use serde::de::MapAccess;
@@ -167,18 +169,37 @@ struct Usage<'a> {
 struct AnthropicUsage<'a> {
     cache_read: Option<Raw<'a>>,
     cache_creation: Option<Raw<'a>>,
+    cache_1h: Option<Raw<'a>>,
 }
 
 /// `raw` (the provider's response, compat-oai and anthropic) or `custom` (google-genai): ids,
 /// model and the provider's own usage.
 #[derive(Debug, Default)]
 struct Meta<'a> {
+    /// Anthropic's `stop_reason` (`refusal`).
+    stop_reason: Option<Raw<'a>>,
+    /// OpenAI's `choices` (`finish_reason: "content_filter"`, `message.refusal`).
+    choices: Option<ArrayShape<Shape<Choice<'a>>>>,
     id: Option<Raw<'a>>,
     response_id: Option<Raw<'a>>,
     model: Option<Raw<'a>>,
     model_version: Option<Raw<'a>>,
     usage: Option<Shape<RawUsage<'a>>>,
 }
+
+/// One of OpenAI's `choices`.
+#[derive(Debug, Default)]
+struct Choice<'a> {
+    finish_reason: Option<Raw<'a>>,
+    message: Option<Shape<ChoiceMessage<'a>>>,
+}
+
+#[derive(Debug, Default)]
+struct ChoiceMessage<'a> {
+    refusal: Option<Raw<'a>>,
+}
+
+impl crate::genkit::Keep for Shape<Choice<'_>> {}
 
 /// OpenAI-compatible `usage` (`prompt_tokens_details.cached_tokens`,
 /// `completion_tokens_details.reasoning_tokens`; DeepSeek's `prompt_cache_hit_tokens`).
@@ -251,8 +272,11 @@ fields!(Usage {
 fields!(AnthropicUsage {
     "cache_read_input_tokens" => cache_read: raw,
     "cache_creation_input_tokens" => cache_creation: raw,
+    "ephemeral_1h_input_tokens" => cache_1h: raw,
 });
 fields!(Meta {
+    "stop_reason" => stop_reason: raw,
+    "choices" => choices: value,
     "id" => id: raw,
     "responseId" => response_id: raw,
     "model" => model: raw,
@@ -264,6 +288,8 @@ fields!(RawUsage {
     "completion_tokens_details" => completion_details: value,
     "prompt_cache_hit_tokens" => prompt_cache_hit: raw,
 });
+fields!(Choice { "finish_reason" => finish_reason: raw, "message" => message: value });
+fields!(ChoiceMessage { "refusal" => refusal: raw });
 fields!(Details { "cached_tokens" => cached_tokens: raw, "reasoning_tokens" => reasoning_tokens: raw });
 fields!(Multipart { "output" => output: raw, "content" => content: value });
 
@@ -304,6 +330,9 @@ pub fn map<'a>(span: &SpanInput<'a>, options: &Options) -> Mapped<'a> {
         }
         _ => return out,
     }
+    if out.problems & problem::NEEDS_JS != 0 {
+        return needs_js(out.problems);
+    }
     if let Some(t) = error_type(span) {
         out.push(keys::ERROR_TYPE, Value::str(t));
     }
@@ -316,20 +345,7 @@ struct NeedsJs;
 // ---------------------------------------------------------------------------------------------
 // Model spans.
 
-/// The token counts of one model call after the provider's rules (rule 1). `None`: not reported.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct UsageCounts {
-    /// Every prompt token, cache reads and writes included.
-    pub input: Option<u64>,
-    /// Every completion token, reasoning included.
-    pub output: Option<u64>,
-    /// Prompt tokens read from the cache.
-    pub cache_read: Option<u64>,
-    /// Prompt tokens written to the cache.
-    pub cache_write: Option<u64>,
-    /// Completion tokens spent on reasoning.
-    pub reasoning: Option<u64>,
-}
+pub use crate::cost::UsageCounts;
 
 /// A token count: a JSON number that is a non-negative integer (`0` counts); anything else is
 /// "not reported".
@@ -362,32 +378,30 @@ fn usage_counts(
     let Some(usage) = usage else {
         return UsageCounts::default();
     };
+    let counts = |input, output, cache_read, cache_write, cache_write_1h, reasoning| UsageCounts {
+        input_tokens: input,
+        output_tokens: output,
+        cache_read_input_tokens: cache_read,
+        cache_write_input_tokens: cache_write,
+        cache_write_1h_input_tokens: cache_write_1h,
+        reasoning_output_tokens: reasoning,
+    };
     let input = count(usage.input_tokens);
     let output = count(usage.output_tokens);
     let thoughts = count(usage.thoughts_tokens);
     let cached = count(usage.cached_content_tokens);
     match family {
-        Family::Gemini => UsageCounts {
-            input,
-            output: add(output, thoughts),
-            cache_read: cached,
-            cache_write: None,
-            reasoning: thoughts,
-        },
+        Family::Gemini => counts(input, add(output, thoughts), cached, None, None, thoughts),
         Family::Anthropic => {
             let custom = object(&usage.custom);
             let read = custom.and_then(|c| count(c.cache_read));
             let write = custom.and_then(|c| count(c.cache_creation));
-            UsageCounts {
-                input: input.map(|i| {
-                    i.saturating_add(read.unwrap_or(0))
-                        .saturating_add(write.unwrap_or(0))
-                }),
-                output,
-                cache_read: read.or(cached),
-                cache_write: write,
-                reasoning: thoughts,
-            }
+            let write_1h = custom.and_then(|c| count(c.cache_1h));
+            let total = input.map(|i| {
+                i.saturating_add(read.unwrap_or(0))
+                    .saturating_add(write.unwrap_or(0))
+            });
+            counts(total, output, read.or(cached), write, write_1h, thoughts)
         }
         Family::Other => {
             let prompt = raw_usage.and_then(|u| object(&u.prompt_details));
@@ -399,29 +413,9 @@ fn usage_counts(
             let reasoning = completion
                 .and_then(|d| count(d.reasoning_tokens))
                 .or(thoughts);
-            UsageCounts {
-                input,
-                output,
-                cache_read,
-                cache_write: None,
-                reasoning,
-            }
+            counts(input, output, cache_read, None, None, reasoning)
         }
     }
-}
-
-/// Rule 2: the cost in USD of one model call, `None` when the model's price is unknown (never
-/// `0` for an unknown model). The price library is wired here by issue-10b (`crate::cost`).
-pub fn cost_usd(provider: &str, model: &str, usage: &UsageCounts) -> Option<f64> {
-    let counts = crate::cost::UsageCounts {
-        input_tokens: usage.input,
-        output_tokens: usage.output,
-        cache_read_input_tokens: usage.cache_read,
-        cache_write_input_tokens: usage.cache_write,
-        cache_write_1h_input_tokens: None,
-        reasoning_output_tokens: usage.reasoning,
-    };
-    crate::cost::cost_usd(provider, model, &counts)
 }
 
 /// A JSON string's text, `None` for other JSON values or a lone surrogate escape.
@@ -561,31 +555,25 @@ fn map_model<'a>(
             };
         }
     };
-    map_answers(&response, text.len(), out);
-
     let raw_meta = object(&response.raw);
     let custom_meta = object(&response.custom);
+    let refused = [raw_meta, custom_meta].into_iter().flatten().any(refusal);
+    map_answers(&response, text.len(), refused, out);
+
     let raw_usage = raw_meta
         .and_then(|m| object(&m.usage))
         .or_else(|| custom_meta.and_then(|m| object(&m.usage)));
     let family = prefix.map_or(Family::Other, family);
     let usage = usage_counts(family, object(&response.usage), raw_usage);
     for (key, v) in [
-        (sc::USAGE_INPUT_TOKENS, usage.input),
-        (sc::USAGE_OUTPUT_TOKENS, usage.output),
-        (ckeys::CACHE_READ, usage.cache_read),
-        (ckeys::CACHE_WRITE, usage.cache_write),
-        (ckeys::REASONING, usage.reasoning),
+        (sc::USAGE_INPUT_TOKENS, usage.input_tokens),
+        (sc::USAGE_OUTPUT_TOKENS, usage.output_tokens),
+        (ckeys::CACHE_READ, usage.cache_read_input_tokens),
+        (ckeys::CACHE_WRITE, usage.cache_write_input_tokens),
+        (ckeys::REASONING, usage.reasoning_output_tokens),
     ] {
         if let Some(v) = v {
             out.push(key, Value::Int(v.min(i64::MAX as u64) as i64));
-        }
-    }
-    if options.cost {
-        if let (Some(p), Some(m)) = (&provider, model) {
-            if let Some(cost) = cost_usd(p, m, &usage).filter(|c| c.is_finite() && *c >= 0.0) {
-                out.push(ckeys::COST, Value::Double(cost));
-            }
         }
     }
     let id = raw_meta
@@ -597,17 +585,31 @@ fn map_model<'a>(
     let response_model = raw_meta
         .and_then(|m| string(m.model).or_else(|| string(m.model_version)))
         .or_else(|| custom_meta.and_then(|m| string(m.model_version).or_else(|| string(m.model))));
+    // Rule 2: the response's (dated) model where the price data knows it, else the requested one.
+    if options.cost {
+        if let (Some(p), Some(m)) = (prefix, model) {
+            let cost = response_model
+                .as_deref()
+                .and_then(|r| cost_usd(p, r, &usage))
+                .or_else(|| cost_usd(p, m, &usage));
+            if let Some(cost) = cost.filter(|c| c.is_finite() && *c >= 0.0) {
+                out.push(ckeys::COST, Value::Double(cost));
+            }
+        }
+    }
     if let Some(m) = response_model {
         out.push(ckeys::RESPONSE_MODEL, Value::Str(m));
     }
     Ok(())
 }
 
-/// A buffer for a JSON attribute of about `capacity` bytes; `None` when memory runs out.
-fn buffer(capacity: usize) -> Option<String> {
-    let mut s = String::new();
-    s.try_reserve(capacity).ok()?;
-    Some(s)
+/// Pushes a finished JSON attribute, or flags [`problem::OUT_OF_MEMORY`] (with `NEEDS_JS`: the
+/// span goes another way, as the reference mapping does) when a growth failed.
+fn push_json<'a>(out: &mut Mapped<'a>, key: &'static str, text: Out) {
+    match text.finish() {
+        Ok(text) => out.push(key, Value::Str(Cow::Owned(text))),
+        Err(OutOfMemory) => out.problems |= problem::OUT_OF_MEMORY | problem::NEEDS_JS,
+    }
 }
 
 fn map_input_messages<'a>(
@@ -627,10 +629,8 @@ fn map_input_messages<'a>(
         out.problems |= problem::INPUT_SHAPE;
         return;
     }
-    let (Some(mut text), Some(mut system)) = (buffer(len / 2 + 2), buffer(0)) else {
-        out.problems |= problem::INPUT_SHAPE;
-        return;
-    };
+    let mut text = Out::with_capacity(len / 2 + 2);
+    let mut system = Out::new();
     text.push('[');
     let mut first_system = true;
     for message in messages {
@@ -650,10 +650,10 @@ fn map_input_messages<'a>(
         }
     }
     text.push(']');
-    out.push(sc::INPUT_MESSAGES, Value::Str(Cow::Owned(text)));
+    push_json(out, sc::INPUT_MESSAGES, text);
     if !first_system {
         system.push(']');
-        out.push(sc::SYSTEM_INSTRUCTIONS, Value::Str(Cow::Owned(system)));
+        push_json(out, sc::SYSTEM_INSTRUCTIONS, system);
     }
 }
 
@@ -675,7 +675,7 @@ fn answer<'s, 'a>(message: &'s Option<Shape<Message<'a>>>) -> Option<Result<&'s 
 /// candidate with a message; each with its finish reason in the semconv vocabulary; the
 /// `gen_ai.response.finish_reasons` list has one entry per output message (or the response's own
 /// reason when there is no output message).
-fn map_answers<'a>(response: &Response<'a>, len: usize, out: &mut Mapped<'a>) {
+fn map_answers<'a>(response: &Response<'a>, len: usize, refused: bool, out: &mut Mapped<'a>) {
     // ok: at most one entry per candidate kept by the reader.
     let mut answers: Vec<(&Message<'a>, Option<Raw<'a>>)> = Vec::new();
     match answer(&response.message) {
@@ -705,15 +705,19 @@ fn map_answers<'a>(response: &Response<'a>, len: usize, out: &mut Mapped<'a>) {
         }
     }
     let mut reasons = Vec::new();
+    let reason_of = |raw: Option<Raw<'a>>, asks: bool| {
+        if refused && !asks {
+            Some(Cow::Borrowed("content_filter"))
+        } else {
+            finish_reason(raw, asks)
+        }
+    };
     if answers.is_empty() {
-        if let Some(r) = finish_reason(response.finish_reason, false) {
+        if let Some(r) = reason_of(response.finish_reason, false) {
             reasons.push(Value::Str(r));
         }
     } else {
-        let Some(mut text) = buffer(len / 2 + 2) else {
-            out.problems |= problem::OUTPUT_SHAPE;
-            return;
-        };
+        let mut text = Out::with_capacity(len / 2 + 2);
         if reasons.try_reserve(answers.len()).is_err() {
             out.problems |= problem::OUTPUT_SHAPE;
             return;
@@ -723,17 +727,38 @@ fn map_answers<'a>(response: &Response<'a>, len: usize, out: &mut Mapped<'a>) {
             if i > 0 {
                 text.push(',');
             }
-            let reason = finish_reason(*reason, asks_for_tools(message))
+            let reason = reason_of(*reason, asks_for_tools(message))
                 .unwrap_or(Cow::Borrowed(UNKNOWN_REASON));
             write_message(&mut text, message, Some(&reason));
             reasons.push(Value::Str(reason));
         }
         text.push(']');
-        out.push(sc::OUTPUT_MESSAGES, Value::Str(Cow::Owned(text)));
+        push_json(out, sc::OUTPUT_MESSAGES, text);
     }
     if !reasons.is_empty() {
         out.push(sc::RESPONSE_FINISH_REASONS, Value::Array(reasons));
     }
+}
+
+/// Whether the provider's response says the model refused (rule 8: `content_filter`): Anthropic's
+/// `stop_reason: "refusal"` (the anthropic plugin reports `other`), OpenAI's
+/// `finish_reason: "content_filter"` or a `message.refusal` (compat-oai reports `stop`).
+fn refusal(meta: &Meta<'_>) -> bool {
+    if string(meta.stop_reason).as_deref() == Some("refusal") {
+        return true;
+    }
+    let Some(ArrayShape::Array(choices)) = &meta.choices else {
+        return false;
+    };
+    choices.iter().any(|c| match c {
+        Shape::Object(c) => {
+            string(c.finish_reason).as_deref() == Some("content_filter")
+                || object(&c.message)
+                    .and_then(|m| m.refusal)
+                    .is_some_and(|r| r.get() != "null")
+        }
+        _ => false,
+    })
 }
 
 /// The finish reason of an output message whose plugin reported none (Genkit's own word for it).
@@ -773,7 +798,7 @@ pub fn finish_reason<'a>(raw: Option<Raw<'a>>, asks_tools: bool) -> Option<Cow<'
 }
 
 /// Writes one GenAI message, complete mode: media parts kept (rule 7), the finish reason given.
-fn write_message(out: &mut String, message: &Message<'_>, finish_reason: Option<&str>) {
+fn write_message(out: &mut Out, message: &Message<'_>, finish_reason: Option<&str>) {
     out.push('{');
     if let Some(role) = message.role {
         out.push_str("\"role\":");
@@ -796,7 +821,7 @@ fn write_message(out: &mut String, message: &Message<'_>, finish_reason: Option<
 }
 
 /// Appends `s` JSON-escaped (without quotes).
-fn json_escape_into(out: &mut String, s: &str) {
+fn json_escape_into(out: &mut Out, s: &str) {
     for c in s.chars() {
         match c {
             '"' => out.push_str("\\\""),
@@ -811,7 +836,7 @@ fn json_escape_into(out: &mut String, s: &str) {
 
 /// Appends the parts of a message, comma-separated; returns the new `first` flag (still `true`
 /// when nothing was written).
-fn write_parts(out: &mut String, message: &Message<'_>, mut first: bool) -> bool {
+fn write_parts(out: &mut Out, message: &Message<'_>, mut first: bool) -> bool {
     let Some(ArrayShape::Array(parts)) = &message.content else {
         return first;
     };
@@ -823,7 +848,7 @@ fn write_parts(out: &mut String, message: &Message<'_>, mut first: bool) -> bool
     first
 }
 
-fn write_parts_list(out: &mut String, parts: &[Shape<Part<'_>>]) {
+fn write_parts_list(out: &mut Out, parts: &[Shape<Part<'_>>]) {
     let mut first = true;
     for part in parts {
         if let Shape::Object(part) = part {
@@ -832,13 +857,13 @@ fn write_parts_list(out: &mut String, parts: &[Shape<Part<'_>>]) {
     }
 }
 
-fn comma(out: &mut String, first: bool) {
+fn comma(out: &mut Out, first: bool) {
     if !first {
         out.push(',');
     }
 }
 
-fn field(out: &mut String, key: &str, value: Option<Raw<'_>>) {
+fn field(out: &mut Out, key: &str, value: Option<Raw<'_>>) {
     if let Some(value) = value {
         out.push_str(",\"");
         out.push_str(key);
@@ -859,7 +884,7 @@ fn tool_payload<'s, 'a>(
 
 /// One part: the reference's text, reasoning, tool call and tool call response parts, plus media
 /// parts (rule 7). Returns the new `first` flag.
-fn write_part(out: &mut String, part: &Part<'_>, first: bool) -> bool {
+fn write_part(out: &mut Out, part: &Part<'_>, first: bool) -> bool {
     if let Some(text) = part.text {
         comma(out, first);
         out.push_str(r#"{"type":"text","content":"#);
@@ -887,13 +912,9 @@ fn write_part(out: &mut String, part: &Part<'_>, first: bool) -> bool {
             field(out, "response", r.output);
         }
         out.push('}');
-    } else if let Some(Shape::Object(media)) = &part.media {
-        let mark = out.len();
+    } else if let Some(media) = object(&part.media).and_then(media_part) {
         comma(out, first);
-        if !write_media(out, media) {
-            out.truncate(mark);
-            return first;
-        }
+        write_media(out, &media);
     } else {
         return first;
     }
@@ -1000,20 +1021,32 @@ fn decoded_size(payload: &str, base64: bool) -> u64 {
 /// `image`, `audio` or `video` from the MIME type (`contentType`, else the `data:` header), left
 /// out for other types. Returns `false` (nothing usable written) when `url` is not a string or is
 /// a `data:` URL without a `,`.
-fn write_media(out: &mut String, media: &Media<'_>) -> bool {
-    let Some(url) = media.url.filter(|u| u.get().starts_with('"')) else {
-        return false;
-    };
+fn media_part<'a>(media: &Media<'a>) -> Option<MediaPart<'a>> {
+    let url = media.url.filter(|u| u.get().starts_with('"'))?;
     let text = url.get();
-    let escaped = &text[1..text.len() - 1];
-    let Some(info) = media_info(escaped) else {
-        return false;
-    };
+    let info = media_info(&text[1..text.len() - 1])?;
     let content_type = media
         .content_type
         .filter(|c| c.get().starts_with('"') && c.get().len() > 2)
         .map(|c| &c.get()[1..c.get().len() - 1]);
-    let mime = content_type.or(info.mime);
+    Some(MediaPart {
+        url: text,
+        mime: content_type.or(info.mime),
+        data_size: info.data_size,
+    })
+}
+
+/// A media part that can be written: the URL (JSON source text), its MIME type (escaped form) and,
+/// for a `data:` URL, the decoded size.
+struct MediaPart<'a> {
+    url: &'a str,
+    mime: Option<&'a str>,
+    data_size: Option<u64>,
+}
+
+fn write_media(out: &mut Out, media: &MediaPart<'_>) {
+    let (text, mime) = (media.url, media.mime);
+    let info = media;
     out.push_str(if info.data_size.is_some() {
         r#"{"type":"blob""#
     } else {
@@ -1046,7 +1079,6 @@ fn write_media(out: &mut String, media: &Media<'_>) -> bool {
         }
     }
     out.push('}');
-    true
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1076,10 +1108,7 @@ fn map_tool<'a>(span: &SpanInput<'a>, out: &mut Mapped<'a>) -> Result<(), NeedsJ
             };
             match (parts, multipart.output) {
                 (Some(parts), value) => {
-                    let Some(mut text) = buffer(output.len() / 2 + 16) else {
-                        out.problems |= problem::TOOL_OUTPUT_NOT_JSON;
-                        return Ok(());
-                    };
+                    let mut text = Out::with_capacity(output.len() / 2 + 16);
                     text.push('{');
                     if let Some(value) = value {
                         text.push_str("\"output\":");
@@ -1089,8 +1118,12 @@ fn map_tool<'a>(span: &SpanInput<'a>, out: &mut Mapped<'a>) -> Result<(), NeedsJ
                     text.push_str("\"content\":[");
                     write_parts_list(&mut text, parts);
                     text.push_str("]}");
-                    out.push(sc::TOOL_CALL_RESULT, Value::Str(Cow::Owned(text)));
-                    return Ok(());
+                    push_json(out, sc::TOOL_CALL_RESULT, text);
+                    return if out.problems & problem::NEEDS_JS != 0 {
+                        Err(NeedsJs)
+                    } else {
+                        Ok(())
+                    };
                 }
                 (None, Some(value)) => return tool_result(value.get(), out),
                 (None, None) => {}

@@ -2,9 +2,7 @@
 //! applies issue 10's rules. Inputs are shaped as Genkit 1.42 writes them (corpus fixtures).
 
 use genkit_for_maple_core::complete::{finish_reason, media_info, provider_name};
-use genkit_for_maple_core::span::{
-    error_type, parse_hex, Mapper, Mode, Options, SpanInput, Status, Value,
-};
+use genkit_for_maple_core::span::{error_type, Mapper, Mode, Options, SpanInput, Status, Value};
 use serde_json::value::RawValue;
 
 fn mapper(mode: Mode) -> Mapper {
@@ -296,11 +294,4 @@ fn reference_mode_is_seed_000() {
     let m = mapper(Mode::Reference).map(&flow);
     assert_eq!(s(get(&m, "gen_ai.agent.name")), "undefined");
     assert_eq!(get(&m, "gen_ai.conversation.id"), Some(&Value::Int(42)));
-}
-
-#[test]
-fn hex_ids() {
-    assert_eq!(parse_hex::<2>("0aFf"), Some([0x0a, 0xff]));
-    assert_eq!(parse_hex::<2>("0aF"), None);
-    assert_eq!(parse_hex::<2>("0aFg"), None);
 }

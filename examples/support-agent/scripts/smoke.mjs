@@ -31,6 +31,11 @@ for (const session of ["chat-ada-1001", "chat-ben-2002"]) {
   if (!new RegExp(`^Session ${session} +\\(agent supportChat; 2 turns;`, "m").test(run.stdout ?? "")) problems.push(`no two-turn session ${session}`)
 }
 if (!(run.stdout ?? "").includes("Verdict: every check passed.")) problems.push("the checklist did not pass")
+// Complete mode (the default): cost, cache/reasoning tokens and tool call ids are shown.
+if (!/^Session chat-ada-1001 .*; cost \$\d+\.\d{6}\)$/m.test(run.stdout ?? "")) problems.push("no session cost")
+if (!/^ +chat gcp\.gemini gemini-2\.5-flash {2}tokens in \d+ \/ out \d+ \((cache read \d+, )?reasoning \d+\) {2}cost \$/m.test(run.stdout ?? "")) problems.push("no chat line with reasoning tokens and cost")
+if (!/cache read \d+/.test(run.stdout ?? "")) problems.push("no cache read tokens")
+if (!/^ +execute_tool \w+\(.*\) \[call_\d+\] /m.test(run.stdout ?? "")) problems.push("no tool call id on execute_tool lines")
 if (/Failed to export|OTLPExporterError|\b401\b/.test(run.stderr ?? "")) problems.push("export errors on stderr")
 if (problems.length > 0) {
   console.error(`\ndemo smoke run FAILED: ${problems.join("; ")}`)

@@ -13,7 +13,12 @@ export const TOOL_FAILED_NOTE = "A tool call failed with this error:"
 export const countTokens = (text: string): number => Math.ceil(text.length / 4)
 
 /** Every usage the local model reported, in call order (tests compare spans against it). */
-export const reportedUsage: { inputTokens: number; outputTokens: number }[] = []
+export const reportedUsage: {
+  inputTokens: number
+  outputTokens: number
+  thoughtsTokens?: number
+  cachedContentTokens?: number
+}[] = []
 
 const partText = (part: Part): string =>
   part.text ??
@@ -88,10 +93,17 @@ export function respond(request: GenerateRequest): GenerateResponseData {
 
   const inputTokens = countTokens(messages.map(messageText).join(""))
   const outputTokens = countTokens(content.map(partText).join(""))
-  reportedUsage.push({ inputTokens, outputTokens })
+  // Like Gemini 2.5 Flash, it "thinks" before choosing a tool (thoughtsTokens, not counted in
+  // outputTokens) and reads the prompt prefix it saw on the previous call from the context cache
+  // (cachedContentTokens, counted in inputTokens).
+  const chose = content.some((p) => p.toolRequest)
+  const thoughtsTokens = chose ? countTokens(`Which tool answers "${textOf(last)}"?`) : undefined
+  const cachedContentTokens = messages.length > 2 ? countTokens(system) : undefined
+  const usage = { inputTokens, outputTokens, thoughtsTokens, cachedContentTokens }
+  reportedUsage.push(usage)
   return {
     message: { role: "model", content },
     finishReason: "stop",
-    usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens },
+    usage: { ...usage, totalTokens: inputTokens + outputTokens + (thoughtsTokens ?? 0) },
   }
 }
