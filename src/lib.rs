@@ -28,6 +28,7 @@ use std::ffi::CStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
+pub mod export;
 mod utf;
 
 const INPUT: &CStr = c"genkit:input";

@@ -7,7 +7,9 @@
 //! - [`semconv`]: attribute keys and the GenAI message JSON writers.
 //! - [`mapping`]: model and tool span rules (seed 000) and their degradation.
 //! - [`otlp`]: `ExportTraceServiceRequest` protobuf decoding.
+//! - [`encode`]: `ExportTraceServiceRequest` encoding as the official JS serializer writes it.
 
+pub mod encode;
 pub mod genkit;
 pub mod mapping;
 pub mod otlp;
