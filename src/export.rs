@@ -47,7 +47,46 @@ struct Reader {
     env: sys::napi_env,
     /// Reused UTF-16 buffer for string reads.
     units: Vec<u16>,
+    /// Property names created once per call (V8 internalizes a key on its first lookup; a C string
+    /// key would be converted and looked up in the string table on every get).
+    keys: Vec<(&'static CStr, sys::napi_value)>,
 }
+
+/// Every property name the reader reads, created as JavaScript strings once per call.
+const KEYS: &[&CStr] = &[
+    c"attributes",
+    c"code",
+    c"context",
+    c"droppedAttributesCount",
+    c"droppedEventsCount",
+    c"droppedLinksCount",
+    c"endTime",
+    c"events",
+    c"instrumentationLibrary",
+    c"instrumentationScope",
+    c"isRemote",
+    c"kind",
+    c"links",
+    c"message",
+    c"name",
+    c"parentSpanContext",
+    c"parentSpanId",
+    c"resource",
+    c"schemaUrl",
+    c"serialize",
+    c"spanContext",
+    c"spanId",
+    c"startTime",
+    c"status",
+    c"time",
+    c"traceFlags",
+    c"traceId",
+    c"traceState",
+    c"version",
+];
+
+/// Initial capacity of the UTF-16 buffer: strings shorter than this are read with one napi call.
+const SHORT_UNITS: usize = 4096;
 
 impl Reader {
     /// `true` when napi returned `napi_ok`; otherwise clears a pending exception (a getter that
@@ -67,11 +106,41 @@ impl Reader {
         false
     }
 
-    fn get(&self, object: sys::napi_value, key: &CStr) -> R<sys::napi_value> {
+    /// The property name `key` as a JavaScript string: the one created for this call when `key` is
+    /// in [`KEYS`] (all created in the call's outer handle scope, before any span is read, so they
+    /// stay valid for the whole call); otherwise created now, for this use only.
+    fn key(&mut self, key: &'static CStr) -> sys::napi_value {
+        if let Some((_, v)) = self
+            .keys
+            .iter()
+            .find(|(k, _)| ptr::eq(*k, key) || *k == key)
+        {
+            return *v;
+        }
+        let mut v = ptr::null_mut();
+        let bytes = key.to_bytes();
+        // SAFETY: `bytes` is valid for its length (ASCII, valid Latin-1); valid out-pointer.
+        unsafe {
+            sys::napi_create_string_latin1(
+                self.env,
+                bytes.as_ptr().cast(),
+                bytes.len() as isize,
+                &mut v,
+            )
+        };
+        v
+    }
+
+    fn get(&mut self, object: sys::napi_value, key: &'static CStr) -> R<sys::napi_value> {
+        let name = self.key(key);
         let mut value = ptr::null_mut();
-        // SAFETY: `object` is a live object handle of this call; `key` is NUL-terminated.
-        let status =
-            unsafe { sys::napi_get_named_property(self.env, object, key.as_ptr(), &mut value) };
+        let status = if name.is_null() {
+            // SAFETY: `object` is a live object handle of this call; `key` is NUL-terminated.
+            unsafe { sys::napi_get_named_property(self.env, object, key.as_ptr(), &mut value) }
+        } else {
+            // SAFETY: live handles of this call (`name` was created in its outer scope).
+            unsafe { sys::napi_get_property(self.env, object, name, &mut value) }
+        };
         if self.ok(status) {
             Ok(value)
         } else {
@@ -116,8 +185,34 @@ impl Reader {
 
     /// Copies a string's UTF-16 code units into `self.units`; `false` when not a string.
     fn units_of(&mut self, value: sys::napi_value) -> R<bool> {
+        // First with the buffer as it is (one napi call for most strings): napi writes at most
+        // `capacity - 1` units and a NUL; fewer than that written means the whole string fit.
+        if self.units.capacity() < SHORT_UNITS {
+            self.units.try_reserve(SHORT_UNITS).map_err(|_| OOM)?;
+        }
+        let capacity = self.units.capacity();
+        let mut written = 0usize;
+        // SAFETY: the buffer has room for `capacity` units; napi writes at most that (NUL
+        // included) and reports the count without the NUL. A non-string gives an error status.
+        let status = unsafe {
+            sys::napi_get_value_string_utf16(
+                self.env,
+                value,
+                self.units.as_mut_ptr(),
+                capacity,
+                &mut written,
+            )
+        };
+        if status != sys::Status::napi_ok {
+            return Ok(false);
+        }
+        if written + 1 < capacity {
+            // SAFETY: napi initialised `written < capacity` units.
+            unsafe { self.units.set_len(written) };
+            return Ok(true);
+        }
         let mut len = 0usize;
-        // SAFETY: a null buffer asks for the length only; a non-string gives an error status.
+        // SAFETY: a null buffer asks for the length only.
         if unsafe {
             sys::napi_get_value_string_utf16(self.env, value, ptr::null_mut(), 0, &mut len)
         } != sys::Status::napi_ok
@@ -126,7 +221,6 @@ impl Reader {
         }
         self.units.clear();
         self.units.try_reserve(len + 1).map_err(|_| OOM)?;
-        let mut written = 0usize;
         // SAFETY: `units` has capacity for `len + 1` units (the string and napi's NUL); napi writes
         // at most that and reports the count without the NUL.
         let status = unsafe {
@@ -382,7 +476,11 @@ impl Reader {
     }
 
     /// Calls `object[method]()` and returns the result.
-    fn call_method(&self, object: sys::napi_value, method: &CStr) -> R<sys::napi_value> {
+    fn call_method(
+        &mut self,
+        object: sys::napi_value,
+        method: &'static CStr,
+    ) -> R<sys::napi_value> {
         let f = self.get(object, method)?;
         if self.type_of(f) != sys::ValueType::napi_function {
             return Err(Fail("a span method is missing"));
@@ -749,7 +847,15 @@ pub fn encode_otlp_traces(env: Env, spans: Object<'_>) -> napi::Result<AsyncTask
         let mut reader = Reader {
             env: env.raw(),
             units: Vec::new(),
+            keys: Vec::new(),
         };
+        // In the call's outer handle scope: valid for the whole call, across the per-span scopes.
+        for key in KEYS {
+            let v = reader.key(key);
+            if !v.is_null() && reader.keys.try_reserve(1).is_ok() {
+                reader.keys.push((key, v));
+            }
+        }
         reader.batch(raw)
     }));
     match read {
@@ -772,5 +878,39 @@ pub fn decode_otlp_trace_request(body: Buffer) -> napi::Result<String> {
         Ok(Ok(text)) => Ok(text),
         Ok(Err(e)) => Err(napi::Error::from_reason(e)),
         Err(_) => Err(napi::Error::from_reason("panic while decoding")),
+    }
+}
+
+/// Benchmark support (bench/exporter.js): CPU time consumed by the calling thread, in nanoseconds
+/// (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)`), so main-thread figures are not inflated by other
+/// processes on a busy machine. `NaN` where this is not implemented (not Linux).
+#[napi]
+pub fn bench_thread_cpu_ns() -> f64 {
+    #[cfg(target_os = "linux")]
+    {
+        #[repr(C)]
+        struct Timespec {
+            tv_sec: i64,
+            tv_nsec: i64,
+        }
+        extern "C" {
+            fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
+        }
+        const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+        let mut ts = Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `clock_gettime` writes one `struct timespec` (two 64-bit fields on the 64-bit
+        // Linux targets this package builds for) into the valid pointer it is given.
+        let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+        if rc == 0 {
+            return ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64;
+        }
+        f64::NAN
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        f64::NAN
     }
 }
