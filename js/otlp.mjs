@@ -6,4 +6,3 @@ const require = createRequire(import.meta.url)
 const cjs = require("./otlp.js")
 
 export const OTLPTraceExporter = cjs.OTLPTraceExporter
-export default cjs
