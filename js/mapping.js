@@ -17,6 +17,7 @@ const P = Object.freeze({
   NEEDS_JS: 1 << 5,
   ATTRIBUTE_TYPE: 1 << 6,
   PANIC: 1 << 7,
+  OUT_OF_MEMORY: 1 << 8,
 })
 
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v)

@@ -44,6 +44,7 @@ const PROBLEM_TEXT = [
   [P.OUTPUT_SHAPE, "genkit:output message has a shape Genkit does not write; gen_ai.output.messages omitted"],
   [P.TOOL_OUTPUT_NOT_JSON, "genkit:output of a tool span is not valid JSON; gen_ai.tool.call.result omitted"],
   [P.PANIC, "the native mapping failed; the span was mapped in JavaScript"],
+  [P.OUT_OF_MEMORY, "the native mapping could not allocate memory for this span; the span was mapped in JavaScript"],
   [P.ATTRIBUTE_TYPE, "unexpected error while mapping; some gen_ai.* attributes may be missing"],
 ]
 
@@ -84,11 +85,12 @@ function safeName(span) {
 
 /**
  * The JSON-derived attributes through the binding; when it answers NEEDS_JS (a lone surrogate, a
- * value serde_json refuses) or PANIC, it wrote nothing and the JS twin maps them instead.
+ * value serde_json refuses, an allocation that failed) or PANIC, it wrote nothing and the JS twin
+ * maps them instead.
  */
 function mapNative(nativeFn, jsFn, attrs) {
   const flags = nativeFn(attrs)
-  return flags & (P.NEEDS_JS | P.PANIC) ? (flags & P.PANIC) | jsFn(attrs) : flags
+  return flags & (P.NEEDS_JS | P.PANIC) ? (flags & (P.PANIC | P.OUT_OF_MEMORY)) | jsFn(attrs) : flags
 }
 
 /**

@@ -414,6 +414,8 @@ pub struct ProblemFlags {
     pub attribute_type: u32,
     /// The native mapping panicked; the span was mapped in JavaScript.
     pub panic: u32,
+    /// An allocation sized by the span failed; the span was mapped in JavaScript.
+    pub out_of_memory: u32,
 }
 
 /// Returns the problem flags, so the JavaScript side never hard-codes their values.
@@ -428,6 +430,7 @@ pub fn problem_flags() -> ProblemFlags {
         needs_js: problem::NEEDS_JS,
         attribute_type: problem::ATTRIBUTE_TYPE,
         panic: problem::PANIC,
+        out_of_memory: problem::OUT_OF_MEMORY,
     }
 }
 
