@@ -108,7 +108,7 @@ test("npm pack: the tarball holds the entry points, the loader, js/ and the buil
   // An allow-list: no Rust sources, build output, tests, fixtures, examples or node_modules.
   const allowed = (f) =>
     /^(package\.json|README\.md|LICEN[CS]E(\.\w+)?|index\.(js|mjs|d\.ts)|binding\.js)$/.test(f) ||
-    /^js\/[^/]+\.(js|d\.ts)$/.test(f) ||
+    /^js\/[^/]+\.(js|mjs|d\.ts)$/.test(f) ||
     /^genkit-for-maple\.[^/]+\.node$/.test(f)
   assert.deepEqual(files.filter((f) => !allowed(f)), [], "files that do not belong in the package")
   for (const f of files) {

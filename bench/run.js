@@ -167,3 +167,11 @@ if (smoke) {
     process.exit(1)
   }
 }
+
+// The exporter figure (issue 8): bench/exporter.js, the whole pipeline per arrangement (its smoke
+// run is a step of its own in scripts/test-steps.json).
+if (!smoke && !only) {
+  console.log("\nnode bench/exporter.js")
+  const r = spawnSync(process.execPath, [path.join(__dirname, "exporter.js"), "--json", path.join(__dirname, "exporter-results.json")], { stdio: "inherit" })
+  if (r.status !== 0) process.exit(r.status ?? 1)
+}

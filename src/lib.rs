@@ -29,6 +29,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
 pub mod seam;
+pub mod export;
 mod utf;
 
 const INPUT: &CStr = c"genkit:input";

@@ -6,3 +6,7 @@ import * as namespace from "genkit-for-maple"
 export const same: boolean = defaultExport.GenkitForMaple === GenkitForMaple && namespace.mapSpanJs === mapSpanJs
 export const processor: GenkitForMaple = new defaultExport.GenkitForMaple({})
 export const native: boolean = new namespace.GenkitForMaple().isNative
+
+// genkit-for-maple/otlp through the "import" condition.
+import { OTLPTraceExporter } from "genkit-for-maple/otlp"
+export const exporterIsNative: boolean = new OTLPTraceExporter({ url: "http://127.0.0.1:4318/v1/traces" }).isNative

@@ -43,3 +43,20 @@ const span: SpanWithAttributes = { name: "genkit:flow", attributes: { "genkit:me
 processor.onEnd(span)
 processor.onStart(span, undefined)
 export const flags: number = mapSpanJs({ "genkit:metadata:subtype": "flow", "genkit:name": "f" })
+
+// The native exporter (genkit-for-maple/otlp) where the official one goes: the README's snippet,
+// the official constructor options, SDK 2.x and 3.x span processors, and as a SpanExporter.
+import { CompressionAlgorithm } from "@opentelemetry/otlp-exporter-base"
+import { OTLPTraceExporter as NativeOTLPTraceExporter } from "genkit-for-maple/otlp"
+export const nativeSpanProcessor = new BatchSpanProcessor(new NativeOTLPTraceExporter())
+export const nativeSdk = new NodeSDK({ spanProcessors: [new GenkitForMaple(), nativeSpanProcessor] })
+const nativeExporter = new NativeOTLPTraceExporter({
+  url: "http://127.0.0.1:4318/v1/traces",
+  headers: { Authorization: "Bearer x" },
+  compression: CompressionAlgorithm.GZIP,
+  timeoutMillis: 10_000,
+  concurrencyLimit: 4,
+})
+export const nativeIsNative: boolean = nativeExporter.isNative
+export const nativeTrace3 = new trace3.BatchSpanProcessor({ exporter: nativeExporter })
+export const nativeFlushed: Promise<void> = nativeExporter.forceFlush().then(() => nativeExporter.shutdown())

@@ -14,9 +14,11 @@
 //! - [`complete`]: the rules of complete mode (issue 10).
 //! - [`cost`]: `gen_ai.usage.cost` from token counts (pydantic's genai-prices, bundled prices).
 //! - [`pairing`]: `gen_ai.tool.call.id` for tool spans, from the model answers that asked for them.
+//! - [`encode`]: `ExportTraceServiceRequest` encoding as the official JS serializer writes it.
 
 pub mod complete;
 pub mod cost;
+pub mod encode;
 pub mod genkit;
 pub mod mapping;
 pub mod otlp;

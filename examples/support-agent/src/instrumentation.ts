@@ -1,12 +1,14 @@
 // instrumentation.ts, as in Maple's guide "Trace Genkit agents with OpenTelemetry", with the
-// genkit-for-maple package as the span processor. main.ts imports it first.
+// genkit-for-maple package as the span processor and its native OTLP exporter (a drop-in for the
+// one of @opentelemetry/exporter-trace-otlp-proto that encodes off the event loop). main.ts
+// imports it first.
 import "./local-otlp.js" // demo only: the local receiver when no OTLP endpoint is set
 
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto"
 import { NodeSDK } from "@opentelemetry/sdk-node"
 import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { disableGenkitOTelInitialization } from "genkit/tracing"
 import { GenkitForMaple } from "genkit-for-maple"
+import { OTLPTraceExporter } from "genkit-for-maple/otlp"
 
 export const spanProcessor = new BatchSpanProcessor(new OTLPTraceExporter())
 

@@ -1,0 +1,86 @@
+"use strict"
+// The native OTLP/protobuf encoding of genkit-for-maple/otlp (issue 8) against the official
+// ProtobufTraceSerializer of @opentelemetry/otlp-transformer: for every corpus span (real Genkit and
+// real plugins, raw and mapped by GenkitForMaple) from real SDK 1.x, 2.x and 3.x providers, and for
+// hand-made spans with every attribute type, lone surrogates, 5 MB values, events, links, status,
+// dropped counts, several resources and scopes, both byte streams are decoded with the official
+// proto definitions (opentelemetry-proto) and must be equal field for field.
+const test = require("node:test")
+const assert = require("node:assert/strict")
+const { ProtobufTraceSerializer } = require("@opentelemetry/otlp-transformer")
+const native = require("../binding.js")
+const { corpusRows, corpusSpans, as2x, adversarialSpans, fakeSpan, everyValue } = require("./helpers/otlp-spans")
+
+const decode = (bytes) => native.decodeOtlpTraceRequest(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length))
+
+/** Encodes `spans` both ways and asserts the decoded requests are equal; returns the decoded text. */
+async function assertSameRequest(spans, what) {
+  const official = ProtobufTraceSerializer.serializeRequest(spans.map(as2x))
+  const ours = await native.encodeOtlpTraces(spans)
+  const want = decode(official)
+  const got = decode(ours)
+  if (got !== want) {
+    // Show the first differing line, not two multi-megabyte strings.
+    const a = want.split("\n")
+    const b = got.split("\n")
+    const i = a.findIndex((line, k) => line !== b[k])
+    assert.fail(`${what}: requests differ at line ${i}: official ${JSON.stringify(a[i]?.slice(0, 200))}, native ${JSON.stringify(b[i]?.slice(0, 200))}`)
+  }
+  return got
+}
+
+const rows = corpusRows()
+
+for (const line of [1, 2, 3]) {
+  for (const genkit of [false, true]) {
+    test(`every corpus span, SDK ${line}.x${genkit ? ", mapped by GenkitForMaple" : ""}: the same request as the official serializer`, async () => {
+      const spans = await corpusSpans(line, rows, { genkit })
+      assert.equal(spans.length, rows.length + 1)
+      const text = await assertSameRequest(spans, `SDK ${line}.x`)
+      // Not vacuous: the request holds the spans, their parents, events, links, both scopes.
+      assert.equal(text.split("trace_id:").length - 1, spans.length + spans.filter((s) => s.links.length).length)
+      assert.ok(text.includes('name: "other-scope"') && text.includes('name: "checkpoint"'))
+      assert.ok(text.includes("parent_span_id: ["))
+      // SDK 1.x spans do not say whether their parent is remote (no parentSpanContext).
+      if (line > 1) assert.ok(text.includes("flags: 769"), "remote parent flags (0x301)")
+      if (genkit) assert.ok(text.includes('key: "gen_ai.input.messages"'))
+      // Batches of every size the BatchSpanProcessor makes, including one span and none.
+      for (const n of [0, 1, 7]) await assertSameRequest(spans.slice(0, n), `SDK ${line}.x, ${n} spans`)
+    })
+  }
+}
+
+test("hand-made spans: every attribute type, lone surrogates, 5 MB values, events, links, status, dropped counts, resources, scopes", async () => {
+  const spans = adversarialSpans()
+  const text = await assertSameRequest(spans, "adversarial")
+  // Resources and scopes grouped by identity in order of first appearance.
+  assert.equal(text.split("ResourceSpans {").length - 1, 3)
+  assert.ok(text.includes("\\u{fffd}") || text.includes("\u{fffd}"), "lone surrogates became U+FFFD")
+  for (const s of spans) await assertSameRequest([s], s.name)
+})
+
+test("each attribute value type on its own, at the top level and nested", async () => {
+  for (const [key, value] of Object.entries(everyValue())) {
+    await assertSameRequest([fakeSpan(1, { attributes: { [key]: value } })], key)
+    await assertSameRequest([fakeSpan(1, { attributes: { nested: [value, { inner: value }] } })], `nested ${key}`)
+  }
+})
+
+test("a span the official serializer would not read is refused by the native reader, with the reason, and no pending exception", () => {
+  const bad = [
+    [fakeSpan(1, { name: 5 }), /name/],
+    [fakeSpan(1, { spanContext: () => ({ traceId: "abc", spanId: "00", traceFlags: 0 }) }), /odd length/],
+    [fakeSpan(1, { startTime: "now" }), /HrTime/],
+    [fakeSpan(1, { events: "none" }), /array/],
+    [fakeSpan(1, { resource: undefined }), /resource/],
+    [fakeSpan(1, { instrumentationScope: undefined }), /scope/],
+    [fakeSpan(1, { spanContext: () => { throw new Error("getter") } }), /threw/],
+    [fakeSpan(1, { attributes: { deep: JSON.parse("[".repeat(200) + "]".repeat(200)) } }), /deep/],
+  ]
+  for (const [span, reason] of bad) {
+    assert.throws(() => native.encodeOtlpTraces([span]), reason)
+    // The next call works: nothing was left pending.
+    assert.ok(native.encodeOtlpTraces([fakeSpan(2)]) instanceof Promise)
+  }
+  assert.throws(() => native.encodeOtlpTraces({}), /array/)
+})
