@@ -38,13 +38,16 @@ before(async () => {
 after(async () => {
   await registry?.stop()
   fs.rmSync(tmp, { recursive: true, force: true })
+  process.stderr.write("# registry stopped, scratch removed\n")
 })
 
 function run(t, cmd, args, cwd, extra = {}) {
   const started = Date.now()
   const r = spawnSync(cmd, args, { cwd, env: { ...env, ...extra }, encoding: "utf8", maxBuffer: 256 * 1024 * 1024 })
   if (r.error) throw r.error
-  t.diagnostic(`${cmd} ${args.join(" ")}: exit ${r.status}, ${((Date.now() - started) / 1000).toFixed(1)} s`)
+  const line = `${path.basename(cwd)}: ${cmd} ${args.join(" ")}: exit ${r.status}, ${((Date.now() - started) / 1000).toFixed(1)} s`
+  t.diagnostic(line)
+  process.stderr.write(`# ${line}\n`)
   assert.equal(r.status, 0, `${cmd} ${args.join(" ")}\n${show(r)}\n--- registry\n${registry.log().slice(-3000)}`)
   return r
 }
@@ -115,9 +118,12 @@ test("pnpm add: native", (t) => {
   assertNative(runApp(t, app), app)
 })
 
+// Yarn classic enforces `engines`: @opentelemetry/sdk-node 0.2xx+ asks for Node >= 22.15, so on
+// Node 20 `yarn add` fails before installing anything unless it is told --ignore-engines (README).
 test("yarn add (classic): native", (t) => {
   const app = freshApp("yarn")
-  run(t, "yarn", ["add", "--non-interactive", "--prefer-offline", `--registry=${registry.url}`, `--cache-folder=${path.join(tmp, "yarn-cache")}`, ...README_INSTALL], app)
+  const ignoreEngines = Number(process.versions.node.split(".")[0]) < 22 ? ["--ignore-engines"] : []
+  run(t, "yarn", ["add", "--non-interactive", ...ignoreEngines, "--prefer-offline", `--registry=${registry.url}`, `--cache-folder=${path.join(tmp, "yarn-cache")}`, ...README_INSTALL], app)
   assertNative(runApp(t, app), app)
 })
 

@@ -74,12 +74,19 @@ log: { type: stdout, format: pretty, level: warn }
   let log = ""
   child.stdout.on("data", (d) => (log += d))
   child.stderr.on("data", (d) => (log += d))
+  // Stopped within 10 s at most, whatever state it is in.
   const stop = () =>
     new Promise((resolve) => {
-      if (child.exitCode !== null) return resolve()
-      child.once("exit", () => resolve())
+      if (child.exitCode !== null || child.signalCode !== null) return resolve()
+      const done = setTimeout(resolve, 10_000)
+      child.once("exit", () => {
+        clearTimeout(done)
+        resolve()
+      })
       child.kill("SIGTERM")
-      setTimeout(() => child.kill("SIGKILL"), 5000).unref()
+      setTimeout(() => {
+        if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+      }, 5000).unref()
     })
   // Up when /-/ping answers: at most 60 s.
   const deadline = Date.now() + 60_000
