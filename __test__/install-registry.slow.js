@@ -13,7 +13,7 @@
 // Slow: every install resolves Genkit (about 900 MB of node_modules) through Verdaccio and its uplink;
 // the npm and pnpm caches are the machine's own (shared with the other tests), so tarballs seen
 // before come from there. Each step's time goes to the test's diagnostics.
-const { test, before, after } = require("node:test")
+const { describe, test, before, after } = require("node:test")
 const assert = require("node:assert/strict")
 const fs = require("node:fs")
 const path = require("node:path")
@@ -30,6 +30,9 @@ const tmp = scratch("gfm-registry-")
 let registry
 let env
 
+// One suite: its after hook runs as soon as its tests end (a top-level after hook waits for the
+// event loop to drain, which the Verdaccio child and its sockets would never let happen).
+describe("the registry path", () => {
 before(async () => {
   assert.ok(fs.existsSync(path.join(root, `genkit-for-maple.${triple}.node`)), "no built addon: npm run build first")
   registry = await startRegistry(path.join(tmp, "registry"))
@@ -166,4 +169,5 @@ test("a lockfile written for darwin-arm64 (npm install --os=darwin --cpu=arm64),
   fs.rmSync(path.join(app, "node_modules"), { recursive: true, force: true })
   run(t, "npm", ["ci", "--prefer-offline"], app)
   assertNative(runApp(t, app), app)
+})
 })

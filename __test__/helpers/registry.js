@@ -71,6 +71,8 @@ log: { type: stdout, format: pretty, level: warn }
     env: cleanEnv(),
     stdio: ["ignore", "pipe", "pipe"],
   })
+  // Nothing of the registry keeps the test's event loop alive; the test stops it.
+  child.unref()
   let log = ""
   child.stdout.on("data", (d) => (log += d))
   child.stderr.on("data", (d) => (log += d))
