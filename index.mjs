@@ -1,8 +1,7 @@
 // genkit-for-maple as an ES module: `import { GenkitForMaple } from "genkit-for-maple"`.
-import { createRequire } from "node:module"
-
-const require = createRequire(import.meta.url)
-const cjs = require("./index.js")
+// A plain import of the CommonJS entry (no createRequire(import.meta.url)): Node links it through
+// its CommonJS interop, and bundlers (esbuild, webpack, Rollup/Vite, Turbopack) follow it.
+import cjs from "./index.js"
 
 export const GenkitForMaple = cjs.GenkitForMaple
 export const mapSpanJs = cjs.mapSpanJs

@@ -16,28 +16,30 @@ try {
   diag = undefined
 }
 
-// The native binding, loaded once. When it cannot be loaded (no prebuilt binary for this platform,
-// a libc mismatch, a corrupt file), the pure-JS mapping runs instead, with one diag warning.
+// The native binding, loaded once (./load.js: bundler-proof, never throws). When it cannot be loaded
+// (no prebuilt binary for this platform, a libc mismatch, a bundle without it, addons disabled),
+// the pure-JS mapping runs instead, with one diag warning given at the first span: by then NodeSDK
+// has installed the logger OTEL_LOG_LEVEL asks for, which it has not when the processor is built.
 let native
 let nativeError
+let nativeWarned = false
 function loadNative() {
   if (native !== undefined || nativeError !== undefined) return native
-  if (process.env.GENKIT_FOR_MAPLE_FORCE_JS === "1") {
-    nativeError = new Error("GENKIT_FOR_MAPLE_FORCE_JS=1")
-  } else {
-    try {
-      native = require("../binding.js")
-    } catch (error) {
-      nativeError = error
-    }
-  }
-  if (nativeError !== undefined) {
-    native = undefined
-    diag?.warn(
-      `genkit-for-maple: native binding unavailable (${nativeError.message}); using the pure-JS mapping, which writes reference mode only (mode "complete" needs the native binding: no cost, cache/reasoning tokens, registry provider names, error.type, tool call ids, media parts)`,
-    )
-  }
+  const result = require("./load").loadBinding()
+  if (result.binding !== undefined) native = result.binding
+  else nativeError = result
   return native
+}
+
+/** The one fallback warning per process, at the first span any processor sees. */
+function warnNativeOnce() {
+  if (nativeWarned || nativeError === undefined) return
+  nativeWarned = true
+  try {
+    diag?.warn(require("./load").describe(nativeError))
+  } catch {
+    // A diag logger that throws must not reach onEnd's caller.
+  }
 }
 
 const PROBLEM_TEXT = [
@@ -126,6 +128,7 @@ class GenkitForMaple {
 
   onEnd(span) {
     try {
+      if (!nativeWarned) warnNativeOnce()
       const attrs = span.attributes
       if (attrs === null || typeof attrs !== "object") return
       const subtype = attrs["genkit:metadata:subtype"]
