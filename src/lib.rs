@@ -781,3 +781,32 @@ pub fn bench_floor(
     }));
     outcome.unwrap_or(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_panic_hook_keeps_the_message_and_location() {
+        quiet_panics();
+        let n = 42;
+        assert!(catch_unwind(|| panic!("boom {n}")).is_err());
+        let message = take_panic_message().unwrap_or_default();
+        assert!(message.starts_with("boom 42 at "), "{message}");
+        assert!(message.contains("lib.rs:"), "{message}");
+        assert_eq!(take_panic_message(), None, "taken once");
+        let long = "é".repeat(PANIC_MESSAGE_BYTES);
+        assert!(catch_unwind(|| panic!("{long}")).is_err());
+        let message = take_panic_message().unwrap_or_default();
+        assert!(message.len() < PANIC_MESSAGE_BYTES + 64, "{}", message.len());
+    }
+
+    #[test]
+    fn index_names_are_decimal_and_nul_terminated() {
+        for (i, text) in [(0, "0"), (7, "7"), (10, "10"), (4_294_967_294, "4294967294")] {
+            let name = index_name(i);
+            let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+            assert_eq!(&name[..end], text.as_bytes());
+        }
+    }
+}
