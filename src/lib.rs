@@ -159,8 +159,9 @@ impl Call {
         // UTF-16 code units only (documented N-API behaviour; V8 knows it without reading the
         // string). A value that is not a string makes napi return `napi_string_expected` (no
         // exception), which is the type check.
-        let status =
-            unsafe { sys::napi_get_value_string_utf16(self.env, value, ptr::null_mut(), 0, &mut len) };
+        let status = unsafe {
+            sys::napi_get_value_string_utf16(self.env, value, ptr::null_mut(), 0, &mut len)
+        };
         if !self.ok(status) {
             return Read::Absent;
         }
@@ -244,9 +245,8 @@ impl Call {
         let written = written.min(len);
         // SAFETY: napi initialised `written <= len < capacity` bytes; bytes that are not ASCII
         // (not possible when the UTF-8 length equals the length, checked anyway) are cut below.
-        let ascii = simdutf::validate_ascii(unsafe {
-            std::slice::from_raw_parts(bytes.as_ptr(), written)
-        });
+        let ascii =
+            simdutf::validate_ascii(unsafe { std::slice::from_raw_parts(bytes.as_ptr(), written) });
         if !ascii {
             return None;
         }
@@ -354,7 +354,8 @@ impl Call {
     fn array(&self, values: &[Scalar<'_>]) -> Result<sys::napi_value, u32> {
         let mut array = ptr::null_mut();
         // SAFETY: live `env`, valid out-pointer.
-        let status = unsafe { sys::napi_create_array_with_length(self.env, values.len(), &mut array) };
+        let status =
+            unsafe { sys::napi_create_array_with_length(self.env, values.len(), &mut array) };
         if !self.ok(status) {
             return Err(WRITE_FAILED);
         }
@@ -563,7 +564,8 @@ pub fn map_model_span(
                 problems |= call.set_string(c"gen_ai.output.messages", &s);
             }
             if let Some(reasons) = &reasons {
-                problems |= call.set_with(c"gen_ai.response.finish_reasons", || call.array(reasons));
+                problems |=
+                    call.set_with(c"gen_ai.response.finish_reasons", || call.array(reasons));
             }
             if let Some(v) = &input_tokens {
                 problems |= call.set_with(c"gen_ai.usage.input_tokens", || call.scalar(v));
@@ -798,12 +800,21 @@ mod tests {
         let long = "é".repeat(PANIC_MESSAGE_BYTES);
         assert!(catch_unwind(|| panic!("{long}")).is_err());
         let message = take_panic_message().unwrap_or_default();
-        assert!(message.len() < PANIC_MESSAGE_BYTES + 64, "{}", message.len());
+        assert!(
+            message.len() < PANIC_MESSAGE_BYTES + 64,
+            "{}",
+            message.len()
+        );
     }
 
     #[test]
     fn index_names_are_decimal_and_nul_terminated() {
-        for (i, text) in [(0, "0"), (7, "7"), (10, "10"), (4_294_967_294, "4294967294")] {
+        for (i, text) in [
+            (0, "0"),
+            (7, "7"),
+            (10, "10"),
+            (4_294_967_294, "4294967294"),
+        ] {
             let name = index_name(i);
             let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
             assert_eq!(&name[..end], text.as_bytes());

@@ -40,8 +40,9 @@ pub fn utf16_to_utf8(src: &[u16], dst: &mut String) -> Result<(), Utf> {
     // SAFETY: `src` is valid for `src.len()` reads and well-formed UTF-16 (validated above);
     // `bytes` has capacity for `len` bytes, exactly what the conversion writes (simdutf's count for
     // this same input); distinct allocations; both pointers non-null and aligned.
-    let written =
-        unsafe { simdutf::convert_valid_utf16_to_utf8(src.as_ptr(), src.len(), bytes.as_mut_ptr()) };
+    let written = unsafe {
+        simdutf::convert_valid_utf16_to_utf8(src.as_ptr(), src.len(), bytes.as_mut_ptr())
+    };
     // SAFETY: simdutf initialised `written` bytes with valid UTF-8; `written <= len <= capacity`
     // (the `min` keeps this sound even if the two functions ever disagreed).
     unsafe { bytes.set_len(written.min(len)) };
@@ -140,7 +141,11 @@ mod tests {
                 .chain([0xDBFF])
                 .collect::<Vec<_>>()[..],
         ] {
-            assert_eq!(utf16_to_utf8(units, &mut out), Err(Utf::NotWellFormed), "{units:?}");
+            assert_eq!(
+                utf16_to_utf8(units, &mut out),
+                Err(Utf::NotWellFormed),
+                "{units:?}"
+            );
             assert!(out.is_empty());
         }
     }

@@ -7,8 +7,10 @@
 //! - [`semconv`]: attribute keys and the GenAI message JSON writers.
 //! - [`mapping`]: model and tool span rules (seed 000) and their degradation.
 //! - [`otlp`]: `ExportTraceServiceRequest` protobuf decoding.
+//! - [`jsonstr`]: JSON string literals decoded with fallible memory, borrowed when they can be.
 
 pub mod genkit;
+pub mod jsonstr;
 pub mod mapping;
 pub mod otlp;
 pub mod semconv;

@@ -356,8 +356,8 @@ pub fn decode_spans(body: &[u8], limits: Limits) -> Result<String, DecodeError> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::Value;
     use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
+    use serde_json::Value;
 
     #[test]
     fn decodes_a_span_with_its_attributes() {
@@ -432,7 +432,13 @@ mod tests {
         let body = request_of(3, 2);
         let counts = count(&body, Limits::default()).unwrap();
         // 1 ResourceSpans + 1 ScopeSpans + 3 spans + 6 key-values.
-        assert_eq!(counts, Counts { spans: 3, elements: 11 });
+        assert_eq!(
+            counts,
+            Counts {
+                spans: 3,
+                elements: 11
+            }
+        );
     }
 
     #[test]
@@ -491,15 +497,16 @@ mod tests {
     #[test]
     fn resource_and_scope_are_written_once() {
         let mut body = ExportTraceServiceRequest::decode(&request_of(50, 0)[..]).unwrap();
-        body.resource_spans[0].resource = Some(opentelemetry_proto::tonic::resource::v1::Resource {
-            attributes: vec![KeyValue {
-                key: "big".into(),
-                value: Some(AnyValue {
-                    value: Some(AnyValueKind::StringValue("r".repeat(10_000))),
-                }),
-            }],
-            ..Default::default()
-        });
+        body.resource_spans[0].resource =
+            Some(opentelemetry_proto::tonic::resource::v1::Resource {
+                attributes: vec![KeyValue {
+                    key: "big".into(),
+                    value: Some(AnyValue {
+                        value: Some(AnyValueKind::StringValue("r".repeat(10_000))),
+                    }),
+                }],
+                ..Default::default()
+            });
         let json = decode_spans(&body.encode_to_vec(), Limits::default()).unwrap();
         assert!(json.len() < 20_000, "{} bytes", json.len());
         assert_eq!(json.matches("rrrrrrrrrr").count(), 1000);
