@@ -44,8 +44,8 @@ const PROBLEM_TEXT = [
   [P.OUTPUT_SHAPE, "genkit:output message has a shape Genkit does not write; gen_ai.output.messages omitted"],
   [P.TOOL_OUTPUT_NOT_JSON, "genkit:output of a tool span is not valid JSON; gen_ai.tool.call.result omitted"],
   [P.PANIC, "the native mapping failed; the span was mapped in JavaScript"],
+  [P.OUT_OF_MEMORY, "the native mapping could not allocate memory for this span; the span was mapped in JavaScript"],
   [P.ATTRIBUTE_TYPE, "unexpected error while mapping; some gen_ai.* attributes may be missing"],
-  [P.OUT_OF_MEMORY, "memory for the native mapping could not be allocated; the span was mapped in JavaScript"],
   [P.WRITE_FAILED, "a gen_ai.* attribute could not be written (a setter or Proxy trap threw, or the attribute map is frozen); it is missing"],
 ]
 

@@ -47,12 +47,11 @@ use std::ptr;
 
 mod utf;
 
-/// Problem flag: memory for the native mapping could not be allocated; the span was mapped by
-/// the pure-JS path (never an abort).
-pub const OUT_OF_MEMORY: u32 = 1 << 8;
-/// Problem flag: a `gen_ai.*` attribute could not be written (a setter or Proxy trap of the
-/// attribute map threw, the map is frozen, or V8 could not create the value).
-pub const WRITE_FAILED: u32 = 1 << 9;
+/// What a failed allocation returns: [`problem::OUT_OF_MEMORY`], always with
+/// [`problem::NEEDS_JS`] (the span is mapped by the pure-JS path).
+const OUT_OF_MEMORY: u32 = problem::OUT_OF_MEMORY | problem::NEEDS_JS;
+/// [`problem::WRITE_FAILED`]: an attribute could not be written.
+const WRITE_FAILED: u32 = problem::WRITE_FAILED;
 
 /// Strings longer than this (UTF-16 code units: 16 Mi, 32 MiB in V8's two-byte form, 16 MiB of
 /// ASCII) are handed to the pure-JS path instead of being copied into Rust. Chosen by measurement
@@ -601,6 +600,7 @@ pub fn map_tool_span(env: Env, attributes: Object<'_>, output: Unknown<'_>) -> u
             match map_tool_result(output) {
                 ToolResult::Invalid => problem::TOOL_OUTPUT_NOT_JSON,
                 ToolResult::NeedsJs => problem::NEEDS_JS,
+                ToolResult::OutOfMemory => OUT_OF_MEMORY,
                 ToolResult::Text(text) => call.set_string(c"gen_ai.tool.call.result", &text),
                 ToolResult::Json(json) => call.set_string(c"gen_ai.tool.call.result", json),
             }
@@ -680,8 +680,8 @@ pub fn problem_flags() -> ProblemFlags {
         needs_js: problem::NEEDS_JS,
         attribute_type: problem::ATTRIBUTE_TYPE,
         panic: problem::PANIC,
-        out_of_memory: OUT_OF_MEMORY,
-        write_failed: WRITE_FAILED,
+        out_of_memory: problem::OUT_OF_MEMORY,
+        write_failed: problem::WRITE_FAILED,
     }
 }
 

@@ -107,6 +107,21 @@ mod tests {
     }
 
     #[test]
+    fn tool_results_and_scalars_borrow_strings_without_escapes() {
+        use crate::mapping::{map_tool_result, Scalar, ToolResult};
+        let big = format!("\"{}\"", "x".repeat(1 << 20));
+        assert!(
+            matches!(map_tool_result(&big), ToolResult::Text(Cow::Borrowed(s)) if s.len() == 1 << 20)
+        );
+        let raw: &serde_json::value::RawValue = serde_json::from_str(r#""stop""#).unwrap();
+        assert!(matches!(
+            Scalar::of(raw),
+            Scalar::Str(Cow::Borrowed("stop"))
+        ));
+        assert_eq!(map_tool_result(r#""\ud800""#), ToolResult::NeedsJs);
+    }
+
+    #[test]
     fn lone_surrogates_and_bad_literals_are_refused() {
         for literal in [
             r#""\ud800""#,

@@ -6,6 +6,8 @@
 //! - [`genkit`]: Genkit's shapes, read without a tree.
 //! - [`semconv`]: attribute keys and the GenAI message JSON writers.
 //! - [`mapping`]: model and tool span rules (seed 000) and their degradation.
+//! - [`out`]: the fallible output buffer the writers grow (an allocation failure is a problem
+//!   flag, never an abort).
 //! - [`otlp`]: `ExportTraceServiceRequest` protobuf decoding.
 //! - [`jsonstr`]: JSON string literals decoded with fallible memory, borrowed when they can be.
 
@@ -13,6 +15,7 @@ pub mod genkit;
 pub mod jsonstr;
 pub mod mapping;
 pub mod otlp;
+pub mod out;
 pub mod semconv;
 
 pub use mapping::{map_model, map_tool_result, problem, ModelAttributes, Scalar, ToolResult};

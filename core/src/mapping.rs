@@ -9,6 +9,7 @@
 use crate::genkit::{
     ArrayShape, Candidate, GenerateRequest, GenerateResponse, Message, Raw, Shape,
 };
+use crate::out::{try_push, Out, OutOfMemory};
 use crate::semconv::{
     check_message, check_messages, raw_is_str, raw_is_truthy, write_message, write_parts,
 };
@@ -37,7 +38,17 @@ pub mod problem {
     pub const ATTRIBUTE_TYPE: u32 = 1 << 6;
     /// The native mapping panicked; the span was mapped in JavaScript (set by the binding).
     pub const PANIC: u32 = 1 << 7;
+    /// An allocation sized by the span failed (growth of an output, say): nothing was written
+    /// natively, and the span is mapped in JavaScript. Always set together with [`NEEDS_JS`].
+    pub const OUT_OF_MEMORY: u32 = 1 << 8;
+    /// A `gen_ai.*` attribute could not be written (a setter or Proxy trap of the attribute map
+    /// threw, the map is frozen, V8 could not create the value): that attribute is missing (set by
+    /// the binding).
+    pub const WRITE_FAILED: u32 = 1 << 9;
 }
+
+/// What an output that could not be allocated sets: the span goes to the JavaScript mapping.
+const OUT_OF_MEMORY_FLAGS: u32 = problem::OUT_OF_MEMORY | problem::NEEDS_JS;
 
 /// The attributes a model span gets from `genkit:input` and `genkit:output`. `None` means "do not
 /// write this attribute". Raw values are JSON source text, to be turned into attribute values by
@@ -126,8 +137,8 @@ fn map_input<'a>(input: Option<&'a str>, attrs: &mut ModelAttributes<'a>) {
         return;
     }
     let capacity = input.map_or(2, |s| s.len() / 2 + 2);
-    let mut out = String::with_capacity(capacity);
-    let mut system = String::new();
+    let mut out = Out::with_capacity(capacity);
+    let mut system = Out::new();
     let mut first_message = true;
     let mut first_system_part = true;
     out.push('[');
@@ -151,10 +162,17 @@ fn map_input<'a>(input: Option<&'a str>, attrs: &mut ModelAttributes<'a>) {
         }
     }
     out.push(']');
-    attrs.input_messages = Some(out);
     if !first_system_part {
         system.push(']');
-        attrs.system_instructions = Some(system);
+    }
+    match (out.finish(), system.finish()) {
+        (Ok(out), Ok(system)) => {
+            attrs.input_messages = Some(out);
+            if !first_system_part {
+                attrs.system_instructions = Some(system);
+            }
+        }
+        _ => attrs.problems |= OUT_OF_MEMORY_FLAGS,
     }
 }
 
@@ -171,16 +189,21 @@ fn map_output<'a>(output: &'a str, attrs: &mut ModelAttributes<'a>) {
     let mut finish_reasons: Option<Vec<Raw<'a>>> = None;
     match answer(&response.message) {
         Some(Ok(m)) => {
-            let mut out = String::with_capacity(output.len() / 2 + 2);
+            let mut out = Out::with_capacity(output.len() / 2 + 2);
             out.push('[');
             write_message(&mut out, m, response.finish_reason);
             out.push(']');
-            attrs.output_messages = Some(out);
+            match out.finish() {
+                Ok(out) => attrs.output_messages = Some(out),
+                Err(OutOfMemory) => attrs.problems |= OUT_OF_MEMORY_FLAGS,
+            }
         }
         Some(Err(())) => attrs.problems |= problem::OUTPUT_SHAPE,
         None => {
             if let Some(ArrayShape::Array(candidates)) = &response.candidates {
-                map_candidates(candidates, output.len(), attrs, &mut finish_reasons);
+                if map_candidates(candidates, output.len(), attrs, &mut finish_reasons).is_err() {
+                    attrs.problems |= OUT_OF_MEMORY_FLAGS;
+                }
             }
         }
     }
@@ -215,8 +238,8 @@ fn map_candidates<'a>(
     output_len: usize,
     attrs: &mut ModelAttributes<'a>,
     finish_reasons: &mut Option<Vec<Raw<'a>>>,
-) {
-    let mut out = String::with_capacity(output_len / 2 + 2);
+) -> Result<(), OutOfMemory> {
+    let mut out = Out::with_capacity(output_len / 2 + 2);
     let mut reasons = Vec::new();
     out.push('[');
     for candidate in candidates {
@@ -227,7 +250,7 @@ fn map_candidates<'a>(
             None => continue,
             Some(Err(())) => {
                 attrs.problems |= problem::OUTPUT_SHAPE;
-                return;
+                return Ok(());
             }
             Some(Ok(m)) => {
                 if out.len() > 1 {
@@ -235,18 +258,20 @@ fn map_candidates<'a>(
                 }
                 write_message(&mut out, m, candidate.finish_reason);
                 if let Some(reason) = candidate.finish_reason.filter(|r| raw_is_truthy(r)) {
-                    reasons.push(reason);
+                    try_push(&mut reasons, reason)?;
                 }
             }
         }
     }
     out.push(']');
+    let out = out.finish()?;
     if out.len() > 2 {
         attrs.output_messages = Some(out);
         if !reasons.is_empty() {
             *finish_reasons = Some(reasons);
         }
     }
+    Ok(())
 }
 
 /// What a tool span's `genkit:output` becomes in `gen_ai.tool.call.result` (seed 000: a JSON string
@@ -261,6 +286,8 @@ pub enum ToolResult<'a> {
     Json(&'a str),
     /// A JSON string holding a lone surrogate escape, which UTF-8 cannot hold: map in JavaScript.
     NeedsJs,
+    /// The decoded text could not be allocated: map in JavaScript ([`problem::OUT_OF_MEMORY`]).
+    OutOfMemory,
 }
 
 /// Maps a tool span's `genkit:output` (when it is a string) to `gen_ai.tool.call.result`.
@@ -270,9 +297,11 @@ pub fn map_tool_result(output: &str) -> ToolResult<'_> {
     };
     let text = raw.get();
     if text.starts_with('"') {
-        match serde_json::from_str::<Cow<'_, str>>(text) {
-            Ok(Cow::Borrowed(s)) => ToolResult::Text(Cow::Borrowed(s)),
-            Ok(Cow::Owned(s)) => ToolResult::Text(Cow::Owned(s)),
+        // Borrowed when the string has no escape (serde's `Cow<str>` always owns); decoded into a
+        // fallibly reserved buffer otherwise.
+        match crate::jsonstr::decode(text) {
+            Ok(s) => ToolResult::Text(s),
+            Err(crate::jsonstr::StringError::OutOfMemory) => ToolResult::OutOfMemory,
             Err(_) => ToolResult::NeedsJs,
         }
     } else {
@@ -302,13 +331,11 @@ impl<'a> Scalar<'a> {
         let text = raw.get();
         match text.as_bytes().first() {
             Some(b'"') => {
-                if !text.contains('\\') {
-                    Scalar::Str(Cow::Borrowed(&text[1..text.len() - 1]))
-                } else {
-                    match serde_json::from_str::<Cow<'a, str>>(text) {
-                        Ok(s) => Scalar::Str(s),
-                        Err(_) => Scalar::Json(text),
-                    }
+                // Borrowed without escapes; a lone surrogate or a failed allocation: JSON text, for
+                // the JavaScript side.
+                match crate::jsonstr::decode(text) {
+                    Ok(s) => Scalar::Str(s),
+                    Err(_) => Scalar::Json(text),
                 }
             }
             Some(b'-' | b'0'..=b'9') => match text.parse::<f64>() {

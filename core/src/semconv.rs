@@ -10,6 +10,7 @@
 //! `JSON.stringify` leaves out `undefined`.
 
 use crate::genkit::{ArrayShape, Message, Part, Raw, Shape, ToolPayload};
+use crate::out::Out;
 
 /// `gen_ai.operation.name`: `invoke_agent`, `chat` or `execute_tool`.
 pub const OPERATION_NAME: &str = "gen_ai.operation.name";
@@ -56,7 +57,7 @@ pub fn raw_is_str(raw: Raw<'_>, expected: &str) -> bool {
         return false;
     }
     // A string with escapes: decode it. A lone surrogate escape cannot spell `expected`.
-    matches!(serde_json::from_str::<std::borrow::Cow<str>>(raw.get()), Ok(s) if s == expected)
+    matches!(crate::jsonstr::decode(raw.get()), Ok(s) if s == expected)
 }
 
 /// JavaScript truthiness of a raw JSON value: `null`, `false`, `""` and numbers equal to zero
@@ -101,7 +102,7 @@ pub fn check_message(message: &Shape<Message<'_>>) -> Result<(), MessageError> {
 /// Appends the GenAI parts of a Genkit message's content, comma-separated, without brackets.
 /// Returns whether any part was written. Parts that are not objects, and object parts with none of
 /// `text`, `reasoning`, a truthy `toolRequest` or a truthy `toolResponse`, are dropped (seed 000).
-pub fn write_parts(out: &mut String, message: &Message<'_>, mut first: bool) -> bool {
+pub fn write_parts(out: &mut Out, message: &Message<'_>, mut first: bool) -> bool {
     let Some(ArrayShape::Array(parts)) = &message.content else {
         return !first;
     };
@@ -113,13 +114,13 @@ pub fn write_parts(out: &mut String, message: &Message<'_>, mut first: bool) -> 
     !first
 }
 
-fn comma(out: &mut String, first: bool) {
+fn comma(out: &mut Out, first: bool) {
     if !first {
         out.push(',');
     }
 }
 
-fn write_part(out: &mut String, part: &Part<'_>, first: bool) -> bool {
+fn write_part(out: &mut Out, part: &Part<'_>, first: bool) -> bool {
     if let Some(text) = part.text {
         comma(out, first);
         out.push_str(r#"{"type":"text","content":"#);
@@ -165,7 +166,7 @@ fn truthy_tool<'s, 'a>(
     }
 }
 
-fn field(out: &mut String, key: &str, value: Option<Raw<'_>>) {
+fn field(out: &mut Out, key: &str, value: Option<Raw<'_>>) {
     if let Some(value) = value {
         out.push_str(",\"");
         out.push_str(key);
@@ -177,7 +178,7 @@ fn field(out: &mut String, key: &str, value: Option<Raw<'_>>) {
 /// Appends one GenAI message: `{"role":..,"parts":[..]}` plus `"finish_reason"` when
 /// `finish_reason` is `Some`. Role `"model"` becomes `"assistant"` (seed 000); other roles are
 /// copied; an absent role is left out.
-pub fn write_message(out: &mut String, message: &Message<'_>, finish_reason: Option<Raw<'_>>) {
+pub fn write_message(out: &mut Out, message: &Message<'_>, finish_reason: Option<Raw<'_>>) {
     out.push('{');
     let mut has_key = false;
     if let Some(role) = message.role {

@@ -64,7 +64,9 @@ fuzz_target!(|data: &[u8]| {
         match map_tool_result(text) {
             ToolResult::Invalid => assert!(!is_json(text)),
             ToolResult::Json(json) => assert!(is_json(json)),
-            ToolResult::Text(_) | ToolResult::NeedsJs => assert!(is_json(text)),
+            ToolResult::Text(_) | ToolResult::NeedsJs | ToolResult::OutOfMemory => {
+                assert!(is_json(text))
+            }
         }
     }
 });
