@@ -54,10 +54,12 @@ const OUT_OF_MEMORY: u32 = problem::OUT_OF_MEMORY | problem::NEEDS_JS;
 const WRITE_FAILED: u32 = problem::WRITE_FAILED;
 
 /// Strings longer than this (UTF-16 code units: 16 Mi, 32 MiB in V8's two-byte form, 16 MiB of
-/// ASCII) are handed to the pure-JS path instead of being copied into Rust. Chosen by measurement
-/// (`node bench/memory.js`): above it the native path's copies (the input in UTF-8, the output
-/// JSON, the V8 output string) cost more peak memory than the pure-JS path's `JSON.parse`; below
-/// it the native path is faster (README, "Robustness").
+/// ASCII) are handed to the pure-JS path instead of being copied into Rust. Measured with
+/// `node bench/memory.js`: the native path's peak extra memory per span is 2-3.5x the pure-JS
+/// path's (a UTF-8 copy of the input and the output JSON besides the V8 output string), so above
+/// this size, where that is tens of MB, the span goes to JavaScript (peak equal to the pure-JS
+/// path's, 1.00x at 50 and 256 MB); below it the native path keeps its speed (2.5-5x) at a bounded
+/// extra cost (README, "Robustness").
 pub const HANDOFF_UNITS: usize = 16 << 20;
 
 /// From this length on (UTF-16 code units), an ASCII string is read straight into the UTF-8
