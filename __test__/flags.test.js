@@ -13,6 +13,9 @@ test("native problem flags equal the pure-JS ones", () => {
   assert.deepStrictEqual(native, { ...P })
   assert.ok(Object.keys(P).length >= 9, "every flag is listed")
   const bits = Object.values(P)
+  // Every flag has a diag text (js/processor.js PROBLEM_TEXT) except NEEDS_JS, which is routing.
+  const texts = require("fs").readFileSync(require("path").join(__dirname, "../js/processor.js"), "utf8")
+  for (const name of Object.keys(P)) if (name !== "NEEDS_JS") assert.match(texts, new RegExp(`\\[P\\.${name},`), name)
   assert.equal(new Set(bits).size, bits.length)
   for (const b of bits) assert.equal(b & (b - 1), 0, `${b} is one bit`)
 })
@@ -26,7 +29,7 @@ test("native and JS report the same flags for the same bad input", () => {
   for (const c of cases) {
     const a = { ...c }
     const b = { ...c }
-    const nativeFlags = binding.mapModelSpan(a)
+    const nativeFlags = binding.mapModelSpan(a, a["genkit:input"], a["genkit:output"], false)
     const jsFlags = require("../js/mapping").mapModelAttributes(b)
     assert.equal(nativeFlags, jsFlags, JSON.stringify(c))
     assert.notEqual(nativeFlags, 0)

@@ -16,7 +16,7 @@ test("a getter that re-enters onEnd: both spans mapped natively, nothing on the 
     const p = new GenkitForMaple({ mode: "reference" })
     const flags = []
     const native = p.native
-    p.native = { mapModelSpan: (a) => { const f = native.mapModelSpan(a); flags.push(f); return f }, mapToolSpan: (a) => { const f = native.mapToolSpan(a); flags.push(f); return f } }
+    p.native = { mapModelSpan: (...args) => { const f = native.mapModelSpan(...args); flags.push(f); return f }, mapToolSpan: (...args) => { const f = native.mapToolSpan(...args); flags.push(f); return f } }
     const inner = { "genkit:metadata:subtype": "model", "genkit:name": "g/m", "genkit:input": '{"messages":[{"role":"user","content":[{"text":"in"}]}]}' }
     const outer = { "genkit:metadata:subtype": "model", "genkit:name": "g/m" }
     Object.defineProperty(outer, "genkit:input", { enumerable: true, get() {

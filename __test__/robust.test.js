@@ -322,7 +322,8 @@ test("strings of several MB in text, tool input, tool output (ASCII, non-ASCII, 
     // Truncated: still several MB, not JSON.
     const cut = input.slice(0, input.length - 7)
     const { native } = checkModel({ "genkit:name": "a/b", "genkit:metadata:subtype": "model", "genkit:input": cut, "genkit:output": output }, { side: "input", original: { "genkit:name": "a/b", "genkit:metadata:subtype": "model", "genkit:input": input, "genkit:output": output } })
-    assert.ok(native["gen_ai.output.messages"].length > MB * 1024 * 1024 * 0.9)
+    // (Inputs past the native hand-off size are mapped in JS, which writes escapes decoded.)
+    assert.equal(JSON.parse(native["gen_ai.output.messages"])[0].parts[0].content, JSON.parse(`"${big}"`))
   }
 })
 
@@ -338,8 +339,8 @@ test("lone surrogates, escaped and raw, in every copied and compared position; r
   const { P } = require("../js/mapping")
   const count = (flags) => ((calls.needsJs += flags & P.NEEDS_JS ? 1 : 0), flags)
   spy.native = {
-    mapModelSpan: (a) => (calls.model++, count(real.mapModelSpan(a))),
-    mapToolSpan: (a) => (calls.tool++, count(real.mapToolSpan(a))),
+    mapModelSpan: (...args) => (calls.model++, count(real.mapModelSpan(...args))),
+    mapToolSpan: (...args) => (calls.tool++, count(real.mapToolSpan(...args))),
   }
   for (const [lone, raw] of [
     ["\\ud83d", false],

@@ -15,7 +15,9 @@
 //           what GENKIT_FOR_MAPLE_FORCE_JS=1 gives)
 //   native  GenkitForMaple.onEnd on the native path (mode "reference": the same output as js)
 //   complete  GenkitForMaple.onEnd in mode "complete" (the default; issue 10's rules, native)
-//   floor   model/tool spans: binding.benchFloor (benchmark-only, src/lib.rs): read the genkit:*
+//   floor   model/tool spans: benchFloor (benchmark-only, src/lib.rs, cargo feature `bench`: the
+//           addon bench/run.js builds into target/bench-addon/, named by
+//           GENKIT_FOR_MAPLE_BENCH_ADDON; the variant is left out without it): read the genkit:*
 //           strings into Rust and create the native output strings, no JSON work
 // Before timing, every span is mapped by both paths and the results must be identical.
 // Prints one JSON line on stdout.
@@ -25,6 +27,9 @@ const { PerformanceObserver } = require("node:perf_hooks")
 const { Bench } = require("tinybench")
 const { GenkitForMaple } = require("../js/processor.js")
 const native = require("../binding.js")
+// The benchmark-only exports (benchFloor, benchFloorPrepare) live in the addon built with the
+// cargo feature `bench`; without it the floor variant is skipped.
+const benchAddon = process.env.GENKIT_FOR_MAPLE_BENCH_ADDON ? require(process.env.GENKIT_FOR_MAPLE_BENCH_ADDON) : undefined
 const { load } = require("../__test__/helpers/fixtures.js")
 const { modelSpan } = require("./synth.js")
 
@@ -108,9 +113,9 @@ for (const [i, s] of spans.entries()) {
     const ascii = /^[\x00-\x7f]*$/.test(v)
     outputStringBytes += 16 + Math.ceil(((ascii ? 1 : 2) * v.length) / 8) * 8
   }
-  floorSlots.push(native.benchFloorPrepare(keys, keys.map((k) => b[k])))
+  if (benchAddon) floorSlots.push(benchAddon.benchFloorPrepare(keys, keys.map((k) => b[k])))
 }
-const withFloor = kind === "model" || kind === "tool"
+const withFloor = benchAddon !== undefined && (kind === "model" || kind === "tool")
 
 const utf8 = (v) => (typeof v === "string" ? Buffer.byteLength(v) : 0)
 const inBytes = spans.reduce((n, s) => n + utf8(s.attributes["genkit:input"]) + utf8(s.attributes["genkit:output"]), 0)
@@ -160,7 +165,8 @@ if (withFloor) {
     for (let r = 0; r < batch; r++) {
       for (let i = 0; i < spans.length; i++) {
         shells[i].attributes = copyOf(i)
-        native.benchFloor(shells[i].attributes, floorSlots[i], readInput)
+        const a = shells[i].attributes
+        benchAddon.benchFloor(a, floorSlots[i], readInput ? a["genkit:input"] : undefined, a["genkit:output"])
       }
     }
   }

@@ -29,6 +29,28 @@ try {
   process.exit(1)
 }
 
+// The floor variant needs the benchmark-only exports, compiled only with the cargo feature `bench`
+// (never in the shipped or the test build): built here, beside the real addon, into
+// target/bench-addon/ (a relink of the release build: about a minute).
+const root = path.join(__dirname, "..")
+const benchDir = path.join(root, "target", "bench-addon")
+{
+  const npx = process.platform === "win32" ? "npx.cmd" : "npx"
+  const args = ["napi", "build", "--platform", "--release", "--features", "bench", "--output-dir", benchDir, "--no-js", "--dts", "bench-binding.d.ts"]
+  process.stderr.write("bench: building the addon with the `bench` feature into target/bench-addon/\n")
+  const r = spawnSync(npx, args, { cwd: root, stdio: ["ignore", "inherit", "inherit"], shell: process.platform === "win32" })
+  if (r.status !== 0) {
+    console.error("bench: the build with --features bench failed")
+    process.exit(1)
+  }
+}
+const benchAddon = fs.readdirSync(benchDir).find((f) => f.endsWith(".node"))
+if (benchAddon === undefined) {
+  console.error(`bench: no .node file in ${benchDir}`)
+  process.exit(1)
+}
+process.env.GENKIT_FOR_MAPLE_BENCH_ADDON = path.join(benchDir, benchAddon)
+
 const SIZES = [1_000, 10_000, 100_000, 1_000_000, 5_000_000]
 const all = [
   "corpus-model",
@@ -157,6 +179,15 @@ console.log(
   "Per span (corpus groups: mean over the group's spans), net of the attribute-map copy; JS and native: mode \"reference\" (the same output); complete: mode \"complete\" (the default, native); ± = half the interquartile range; MB/s of genkit:input + genkit:output (UTF-8); heap = JS heap allocated per op, net of the copy; out strings = V8 size of the native output strings.",
 )
 fs.writeFileSync(path.join(__dirname, "results.json"), `${JSON.stringify({ meta, rows, raw: results }, null, 2)}\n`)
+
+// Peak extra memory per span, native vs pure JS (bench/memory.js, its own processes).
+{
+  const r = spawnSync(process.execPath, [path.join(__dirname, "memory.js"), ...(smoke ? ["--smoke"] : [])], { stdio: "inherit" })
+  if (r.status !== 0) {
+    console.error("bench: bench/memory.js failed")
+    failed = true
+  }
+}
 
 if (failed || results.length === 0) process.exit(1)
 if (smoke) {

@@ -18,7 +18,23 @@ const P = Object.freeze({
   ATTRIBUTE_TYPE: 1 << 6,
   PANIC: 1 << 7,
   OUT_OF_MEMORY: 1 << 8,
+  WRITE_FAILED: 1 << 9,
 })
+
+/** What {@link read} returns when the attribute's getter (or Proxy trap) threw. */
+const THREW = Symbol("getter threw")
+
+/**
+ * `attrs[key]`, read once; `THREW` when a getter or Proxy trap of a user-made attribute map throws
+ * (then only the attributes derived from this one are omitted).
+ */
+function read(attrs, key) {
+  try {
+    return attrs[key]
+  } catch {
+    return THREW
+  }
+}
 
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v)
 
@@ -73,12 +89,21 @@ function parse(value) {
 
 /**
  * Writes the attributes `genkit:input` / `genkit:output` give a model span. Returns problem flags.
+ * `rawInput` / `rawOutput`: the two attribute values when the caller has read them already (the
+ * processor reads each once, so a getter is never called twice; `THREW` when it threw); read here
+ * when not passed.
  * @param {Record<string, unknown>} attrs
  */
-function mapModelAttributes(attrs) {
+function mapModelAttributes(attrs, rawInput, rawOutput) {
+  if (arguments.length < 3) {
+    rawInput = read(attrs, "genkit:input")
+    rawOutput = read(attrs, "genkit:output")
+  }
   let problems = 0
-  const input = parse(attrs["genkit:input"])
-  if (input === FAIL) {
+  const input = rawInput === THREW ? THREW : parse(rawInput)
+  if (input === THREW) {
+    problems |= P.ATTRIBUTE_TYPE | P.INPUT_NOT_JSON
+  } else if (input === FAIL) {
     problems |= P.INPUT_NOT_JSON
   } else {
     const messages = input?.messages ?? []
@@ -102,7 +127,8 @@ function mapModelAttributes(attrs) {
     }
   }
 
-  const output = parse(attrs["genkit:output"])
+  if (rawOutput === THREW) return problems | P.ATTRIBUTE_TYPE | P.OUTPUT_NOT_JSON
+  const output = parse(rawOutput)
   if (output === FAIL) return problems | P.OUTPUT_NOT_JSON
   if (!isObject(output)) return problems
   let reasons
@@ -145,10 +171,14 @@ function mapModelAttributes(attrs) {
 
 /**
  * Writes `gen_ai.tool.call.result` from a tool span's `genkit:output`. Returns problem flags.
+ * `rawOutput`: the attribute's value when the caller has read it already (`THREW` when its getter
+ * threw); read here when not passed.
  * @param {Record<string, unknown>} attrs
  */
-function mapToolResult(attrs) {
-  const result = parse(attrs["genkit:output"])
+function mapToolResult(attrs, rawOutput) {
+  if (arguments.length < 2) rawOutput = read(attrs, "genkit:output")
+  if (rawOutput === THREW) return P.ATTRIBUTE_TYPE | P.TOOL_OUTPUT_NOT_JSON
+  const result = parse(rawOutput)
   if (result === FAIL) return P.TOOL_OUTPUT_NOT_JSON
   if (result === undefined) return 0
   if (typeof result === "string") {
@@ -203,8 +233,9 @@ function mapToolName(attrs) {
   attrs["gen_ai.operation.name"] = "execute_tool"
   const name = nameOf(attrs)
   if (name !== undefined) attrs["gen_ai.tool.name"] = name
-  attrs["gen_ai.tool.call.arguments"] = attrs["genkit:input"] ?? "{}"
-  return name === undefined ? P.ATTRIBUTE_TYPE : 0
+  const input = read(attrs, "genkit:input")
+  if (input !== THREW) attrs["gen_ai.tool.call.arguments"] = input ?? "{}"
+  return name === undefined || input === THREW ? P.ATTRIBUTE_TYPE : 0
 }
 
 /**
@@ -225,4 +256,4 @@ function mapSpanJs(attrs) {
   }
 }
 
-module.exports = { P, FAIL, parse, mapSpanJs, mapAgent, mapModelName, mapModelAttributes, mapToolName, mapToolResult }
+module.exports = { P, FAIL, THREW, read, parse, mapSpanJs, mapAgent, mapModelName, mapModelAttributes, mapToolName, mapToolResult }

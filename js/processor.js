@@ -51,6 +51,7 @@ const PROBLEM_TEXT = [
   [P.PANIC, "the native mapping failed; the span was mapped in JavaScript"],
   [P.OUT_OF_MEMORY, "the native mapping could not allocate memory for this span; the span was mapped in JavaScript"],
   [P.ATTRIBUTE_TYPE, "unexpected error while mapping; some gen_ai.* attributes may be missing"],
+  [P.WRITE_FAILED, "a gen_ai.* attribute could not be written (a setter or Proxy trap threw, or the attribute map is frozen); it is missing"],
 ]
 
 const REPORT_INTERVAL_MS = 60_000
@@ -88,14 +89,44 @@ function safeName(span) {
   }
 }
 
+// The flags after which the binding wrote nothing reliable and the JS twin maps the span.
+const TO_JS = P.NEEDS_JS | P.PANIC | P.OUT_OF_MEMORY
+
 /**
- * The JSON-derived attributes through the binding; when it answers NEEDS_JS (a lone surrogate, a
- * value serde_json refuses, an allocation that failed) or PANIC, it wrote nothing and the JS twin
- * maps them instead.
+ * A model span's JSON-derived attributes through the binding. `genkit:input` and `genkit:output`
+ * are read once, here (a getter is never called twice, and one that throws costs only the
+ * attributes derived from its value); the binding gets the values and only writes into `attrs`.
+ * When it answers NEEDS_JS (a lone surrogate, a value serde_json refuses, a string longer than its
+ * hand-off size), OUT_OF_MEMORY or PANIC, the JS twin maps the span from the same values.
  */
-function mapNative(nativeFn, jsFn, attrs) {
-  const flags = nativeFn(attrs)
-  return flags & (P.NEEDS_JS | P.PANIC) ? (flags & (P.PANIC | P.OUT_OF_MEMORY)) | jsFn(attrs) : flags
+function mapModelNative(native, attrs) {
+  const input = js.read(attrs, "genkit:input")
+  const output = js.read(attrs, "genkit:output")
+  const inputThrew = input === js.THREW
+  const flags = native.mapModelSpan(attrs, inputThrew ? undefined : input, output === js.THREW ? undefined : output, inputThrew)
+  if (flags & TO_JS) return (flags & (P.PANIC | P.OUT_OF_MEMORY)) | js.mapModelAttributes(attrs, input, output)
+  return (
+    flags |
+    (inputThrew ? P.ATTRIBUTE_TYPE | P.INPUT_NOT_JSON : 0) |
+    (output === js.THREW ? P.ATTRIBUTE_TYPE | P.OUTPUT_NOT_JSON : 0)
+  )
+}
+
+/** A tool span's `gen_ai.tool.call.result` through the binding; the same rules as mapModelNative. */
+function mapToolNative(native, attrs) {
+  const output = js.read(attrs, "genkit:output")
+  if (output === js.THREW) return js.mapToolResult(attrs, output)
+  const flags = native.mapToolSpan(attrs, output)
+  return flags & TO_JS ? (flags & (P.PANIC | P.OUT_OF_MEMORY)) | js.mapToolResult(attrs, output) : flags
+}
+
+/** The message of the panic behind a PANIC flag (kept by the binding's panic hook), if any. */
+function panicMessage(native) {
+  try {
+    return native?.takePanicMessage?.() ?? undefined
+  } catch {
+    return undefined
+  }
 }
 
 /**
@@ -145,11 +176,11 @@ class GenkitForMaple {
         // binding, everything goes through the JS mapping.
         flags = js.mapSpanJs(attrs)
       } else if (subtype === "model") {
-        flags = js.mapModelName(attrs) | mapNative(native.mapModelSpan, js.mapModelAttributes, attrs)
+        flags = js.mapModelName(attrs) | mapModelNative(native, attrs)
       } else {
-        flags = js.mapToolName(attrs) | mapNative(native.mapToolSpan, js.mapToolResult, attrs)
+        flags = js.mapToolName(attrs) | mapToolNative(native, attrs)
       }
-      if (flags !== 0) this.problems.report(flags, span)
+      if (flags !== 0) this.problems.report(flags, span, flags & P.PANIC ? panicMessage(native) : undefined)
     } catch (error) {
       // Last line of defence (a getter that throws on a user-made attribute object, say): the span
       // still reaches the next processor with whatever was written.

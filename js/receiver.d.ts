@@ -3,7 +3,10 @@
  * Agent Sessions view the demo prints. For local checks only; it keeps every span in memory.
  */
 
-/** A span as the native `decodeOtlpTraces` lists it (ids as lowercase hex, times in ns as decimal strings). */
+/**
+ * A decoded span (ids as lowercase hex, times in ns as decimal strings). `resource` and `scope` are
+ * shared by the spans of one `ResourceSpans` / `ScopeSpans` (the same objects, not copies).
+ */
 export interface DecodedSpan {
   traceId: string
   spanId: string
@@ -26,19 +29,37 @@ export interface Receiver {
   port: number
   /** Every span received so far, in arrival order. */
   spans(): DecodedSpan[]
-  /** Request counters and the reasons of rejected requests. */
+  /** Request counters and the reasons of the last 100 rejected requests. */
   stats(): { requests: number; accepted: number; rejected: number; ignored: number; gzipped: number; errors: string[]; spans: number }
   /** Stops listening. */
   close(): Promise<void>
 }
 
+/** Bounds on one request; a request over any of them is answered 413 with the reason. */
+export interface ReceiverOptions {
+  /** The port to listen on (default: a free port). */
+  port?: number
+  /** Largest request body, compressed or not, in bytes (default: 32 MiB). */
+  maxBodyBytes?: number
+  /** Largest body after gzip decompression, in bytes (zlib's `maxOutputLength`; default: 32 MiB). */
+  maxDecodedBytes?: number
+  /** Most spans in one request, counted on the wire before decoding (default: 50,000). */
+  maxSpans?: number
+  /** Most protobuf messages (spans, key-values, values, events, links) in one request (default: 1,000,000). */
+  maxElements?: number
+}
+
 /**
  * Starts the receiver on 127.0.0.1 (a free port unless `port` is given). It accepts
  * `POST /v1/traces` with `application/x-protobuf` (optionally gzip), decodes it in Rust and answers
- * 200; a body that is not an `ExportTraceServiceRequest` gets 400. Rejects when the native binding
- * cannot be loaded (the decoder is native).
+ * 200. Every failure is an answer whose body is the reason as text: 400 for a body that is not an
+ * `ExportTraceServiceRequest` (or bad gzip, or nested deeper than 100 messages), 413 for a request
+ * over a bound of {@link ReceiverOptions}, 415 for another content type or encoding, 404/405 for
+ * other paths and methods; no request body can throw out of the receiver, and the next request is
+ * served. The spans of one `ResourceSpans` share its `resource` and `scope` objects. Rejects when
+ * the native binding cannot be loaded (the decoder is native).
  */
-export declare function startReceiver(options?: { port?: number }): Promise<Receiver>
+export declare function startReceiver(options?: ReceiverOptions): Promise<Receiver>
 
 /** Renders spans as Maple's Agent Sessions would show them: one block per conversation id, one turn per trace. */
 export declare function renderSessions(spans: DecodedSpan[]): string

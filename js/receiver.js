@@ -9,13 +9,24 @@
 //   one turn per trace, the transcript, each chat span's provider/model/tokens, each tool call.
 // - checkSessions(spans): seed 003's "Check without Maple access" as a list of checks.
 //
-// This is not the onEnd path: decoding may throw, and the receiver then answers 400.
+// This is not the onEnd path, but one request must not bring the process down: the work per
+// request is bounded (body and decompressed size, spans and protobuf messages counted on the wire
+// before decoding, each resource and scope decoded once per ResourceSpans and shared by its spans),
+// every failure is an answer (400 invalid, 413 too large, 415 unsupported, with the reason as
+// text), nothing a body holds can throw out of the request handler, and the next request is served.
 
 const http = require("node:http")
 const zlib = require("node:zlib")
 const { parse, FAIL } = require("./mapping")
 
-const MAX_BODY_BYTES = 64 * 1024 * 1024
+/** Largest request body accepted, compressed or not (bytes). */
+const MAX_BODY_BYTES = 32 * 1024 * 1024
+/** Largest body after gzip decompression (bytes): zlib's `maxOutputLength`. */
+const MAX_DECODED_BYTES = 32 * 1024 * 1024
+/** Most spans in one request (a BatchSpanProcessor sends 512 by default). */
+const MAX_SPANS = 50_000
+/** Most protobuf messages (spans, key-values, values, events, links) in one request. */
+const MAX_ELEMENTS = 1_000_000
 // OTLP/HTTP: POSTs to these paths of the same endpoint are accepted. Only traces are decoded; the
 // NodeSDK also sets up OTLP metric and log exporters from the same endpoint, which get a 200 so they
 // report no export error.
@@ -28,33 +39,86 @@ function loadDecoder() {
   decoder ??= require("../binding.js").decodeOtlpTraces
   return decoder
 }
-const decodeOtlpTraces = (body) => JSON.parse(loadDecoder()(body))
+
+/** Why a request was refused: the HTTP status and the reason sent back as text. */
+class Refused extends Error {
+  constructor(status, message) {
+    super(message)
+    this.status = status
+  }
+}
+
+/**
+ * Decodes a request body into spans. The native decoder writes each resource and scope once per
+ * group; every span gets a reference to its group's objects (shared, not copied).
+ * @returns {object[]} the spans, as {@link DecodedSpan}
+ */
+function decodeOtlpTraces(body, limits) {
+  let json
+  try {
+    json = loadDecoder()(body, limits.maxSpans, limits.maxElements)
+  } catch (error) {
+    const message = String(error?.message ?? error)
+    throw new Refused(message.startsWith("request too large") ? 413 : 400, message)
+  }
+  let groups
+  try {
+    groups = JSON.parse(json)
+  } catch (error) {
+    throw new Refused(413, `request too large: its spans cannot be held as JSON (${error.message})`)
+  }
+  const spans = []
+  for (const group of groups) {
+    for (const scopeSpans of group.scopes) {
+      for (const span of scopeSpans.spans) {
+        span.resource = group.resource
+        span.scope = scopeSpans.scope
+        spans.push(span)
+      }
+    }
+  }
+  return spans
+}
 
 /**
  * Starts the receiver on 127.0.0.1 (a free port unless `port` is given).
- * @param {{ port?: number }} [options]
+ * @param {{ port?: number, maxBodyBytes?: number, maxDecodedBytes?: number, maxSpans?: number, maxElements?: number }} [options]
+ *   bounds per request (defaults: 32 MiB body, 32 MiB after gzip, 50,000 spans, 1,000,000 protobuf messages)
  * @returns {Promise<{ url: string, port: number, spans(): object[], stats(): object, close(): Promise<void> }>}
  *   `url` is the OTLP endpoint (`http://127.0.0.1:<port>`; exporters append `/v1/traces`).
  */
-function startReceiver({ port = 0 } = {}) {
+function startReceiver({
+  port = 0,
+  maxBodyBytes = MAX_BODY_BYTES,
+  maxDecodedBytes = MAX_DECODED_BYTES,
+  maxSpans = MAX_SPANS,
+  maxElements = MAX_ELEMENTS,
+} = {}) {
   try {
     loadDecoder()
   } catch (error) {
     return Promise.reject(new Error(`the OTLP receiver needs the native binding: ${error.message}`))
   }
+  const limits = { maxSpans, maxElements }
   const received = []
   const stats = { requests: 0, accepted: 0, rejected: 0, ignored: 0, gzipped: 0, errors: [] }
+  // The reasons of the last rejected requests (bounded: a client sending bad requests in a loop
+  // must not grow it without end).
+  const MAX_ERRORS = 100
 
-  const server = http.createServer((req, res) => {
+  const handle = (req, res) => {
     stats.requests++
     const reply = (status, body = Buffer.alloc(0), type = "application/x-protobuf") => {
+      if (res.headersSent || res.destroyed) return
       res.writeHead(status, { "content-type": type, "content-length": body.length })
       res.end(body)
     }
     const reject = (status, why) => {
       stats.rejected++
-      stats.errors.push(`${status} ${why}`)
-      reply(status, Buffer.from(why), "text/plain; charset=utf-8")
+      const reason = why.length > 500 ? `${why.slice(0, 499)}…` : why
+      stats.errors.push(`${status} ${reason}`)
+      if (stats.errors.length > MAX_ERRORS) stats.errors.shift()
+      reply(status, Buffer.from(reason), "text/plain; charset=utf-8")
     }
     const path = (req.url ?? "").split("?")[0]
     if (path !== TRACES && !IGNORED.has(path)) return drain(req, () => reject(404, `no OTLP endpoint at ${path}`))
@@ -63,40 +127,74 @@ function startReceiver({ port = 0 } = {}) {
     if (type !== "application/x-protobuf") {
       return drain(req, () => reject(415, `content-type ${type || "(none)"} is not application/x-protobuf`))
     }
+    const encoding = String(req.headers["content-encoding"] ?? "identity").trim().toLowerCase()
+    if (encoding !== "gzip" && encoding !== "identity") {
+      return drain(req, () => reject(415, `content-encoding ${encoding} is not supported`))
+    }
 
     const chunks = []
     let size = 0
     let tooLarge = false
     req.on("data", (chunk) => {
       size += chunk.length
-      if (size > MAX_BODY_BYTES) tooLarge = true
+      if (size > maxBodyBytes) tooLarge = true
       else chunks.push(chunk)
     })
     req.on("error", () => {})
     req.on("end", () => {
-      if (tooLarge) return reject(413, `request body larger than ${MAX_BODY_BYTES} bytes`)
-      if (IGNORED.has(path)) {
-        stats.ignored++
-        return reply(200)
-      }
-      let spans
       try {
+        if (tooLarge) return reject(413, `request body larger than ${maxBodyBytes} bytes`)
+        if (IGNORED.has(path)) {
+          stats.ignored++
+          return reply(200)
+        }
         let body = Buffer.concat(chunks)
-        const encoding = String(req.headers["content-encoding"] ?? "identity").toLowerCase()
+        chunks.length = 0
         if (encoding === "gzip") {
-          body = zlib.gunzipSync(body)
+          try {
+            body = zlib.gunzipSync(body, { maxOutputLength: maxDecodedBytes })
+          } catch (error) {
+            if (error?.code === "ERR_BUFFER_TOO_LARGE") {
+              return reject(413, `request body larger than ${maxDecodedBytes} bytes after gzip decompression`)
+            }
+            return reject(400, `bad gzip body: ${String(error?.message ?? error)}`)
+          }
           stats.gzipped++
         }
-        else if (encoding !== "identity") return reject(415, `content-encoding ${encoding} is not supported`)
-        spans = decodeOtlpTraces(body)
+        const spans = decodeOtlpTraces(body, limits)
+        // One push per span: a spread of 200,000 arguments overflows the stack.
+        for (const span of spans) received.push(span)
+        stats.accepted++
+        // An empty ExportTraceServiceResponse: a protobuf message with no fields is zero bytes.
+        reply(200)
       } catch (error) {
-        return reject(400, String(error?.message ?? error))
+        if (error instanceof Refused) return reject(error.status, error.message)
+        reject(500, `the receiver failed on this request: ${String(error?.message ?? error)}`)
       }
-      received.push(...spans)
-      stats.accepted++
-      // An empty ExportTraceServiceResponse: a protobuf message with no fields is zero bytes.
-      reply(200)
     })
+  }
+
+  const server = http.createServer((req, res) => {
+    try {
+      handle(req, res)
+    } catch (error) {
+      try {
+        stats.rejected++
+        res.writeHead(500, { "content-type": "text/plain; charset=utf-8" })
+        res.end(String(error?.message ?? error))
+      } catch {
+        res.destroy()
+      }
+    }
+  })
+  // A malformed request line or header: answer 400 and close that connection only.
+  server.on("clientError", (_error, socket) => {
+    try {
+      if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n")
+      else socket.destroy()
+    } catch {
+      socket.destroy()
+    }
   })
 
   return new Promise((resolve, reject) => {

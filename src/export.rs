@@ -247,10 +247,15 @@ impl Reader {
             return Ok(None);
         }
         let mut out = String::new();
-        out.try_reserve(self.units.len() * 3).map_err(|_| OOM)?;
-        if !utf::utf16_to_utf8(&self.units, &mut out) {
-            // A lone surrogate: the slow, replacing decoder (rare).
+        if let Err(e) = utf::utf16_to_utf8(&self.units, &mut out) {
+            if e == utf::Utf::OutOfMemory {
+                return Err(OOM);
+            }
+            // A lone surrogate: the slow, replacing decoder (rare); 3 bytes per code unit cover
+            // U+FFFD and every BMP character.
             out.clear();
+            out.try_reserve_exact(self.units.len().saturating_mul(3))
+                .map_err(|_| OOM)?;
             for c in char::decode_utf16(self.units.iter().copied()) {
                 out.push(c.unwrap_or(char::REPLACEMENT_CHARACTER));
             }

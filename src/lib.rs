@@ -1,19 +1,36 @@
-//! The napi boundary of genkit-for-maple, and nothing else: read the `genkit:*` strings of a span's
-//! attribute map, call the plain-Rust core ([`genkit_for_maple_core`]), write the `gen_ai.*`
-//! attributes back into the same object.
+//! The napi boundary of genkit-for-maple, and nothing else: take the `genkit:*` strings the
+//! JavaScript wrapper read from a span's attribute map, call the plain-Rust core
+//! ([`genkit_for_maple_core`]), write the `gen_ai.*` attributes into the attribute map.
 //!
 //! # Panics never reach JavaScript
 //! A panic unwinding into V8 aborts the user's process. Every exported function runs its Rust work
 //! inside [`std::panic::catch_unwind`] (the release profile keeps `panic = "unwind"` so that
 //! catching works) and turns a panic into the [`problem::PANIC`] flag; the JavaScript wrapper then
-//! maps the span with its pure-JS mapping. Core code does not index out of bounds or unwrap on
+//! maps the span with its pure-JS mapping, and reports the panic's message (kept by the panic hook,
+//! [`take_panic_message`]) through diag. Core code does not index out of bounds or unwrap on
 //! input-dependent data; the guard is for bugs, not a control path.
 //!
+//! # Memory never aborts
+//! An allocation failure in Rust aborts the process (`handle_alloc_error`), which `catch_unwind`
+//! cannot catch. Every allocation whose size comes from the input is fallible (`try_reserve`):
+//! a failure returns [`OUT_OF_MEMORY`] and the span is mapped by the pure-JS path. A string longer
+//! than [`HANDOFF_UNITS`] UTF-16 code units is not copied into Rust at all: the span goes to the
+//! pure-JS path ([`problem::NEEDS_JS`]), whose peak extra memory for such a span is about one copy
+//! of the attribute (README, "Robustness").
+//!
 //! # Strings across the boundary
-//! Inputs are read with one `napi_get_value_string_utf8` into a per-thread buffer that is reused
-//! from call to call (each `worker_threads` worker has its own). Outputs are created as Latin-1
-//! when they are ASCII (V8 copies the bytes as they are) and as UTF-16 otherwise, which spares V8
-//! a UTF-8 decode (DESIGN.md, "Measured on this machine").
+//! Inputs are read as UTF-16 with `napi_get_value_string_utf16` into a per-thread buffer that is
+//! reused from call to call (each `worker_threads` worker has its own) and transcoded to UTF-8 with
+//! simdutf into a buffer of the exact UTF-8 length ([`utf`]); strings of at least [`LATIN1_UNITS`]
+//! units that are ASCII (their UTF-8 length equals their length) are read straight into the UTF-8
+//! buffer as Latin-1, without the UTF-16 copy. Outputs are created as Latin-1 when they are ASCII
+//! (V8 copies the bytes as they are) and as UTF-16 otherwise, which spares V8 a UTF-8 decode
+//! (BENCHMARKS.md).
+//!
+//! # Every napi status is checked
+//! A napi call that fails (a setter or Proxy trap that throws, a string longer than V8 allows)
+//! leaves an exception pending; it is cleared at once, so no later napi call runs with an
+//! exception pending, and the attribute it was writing is reported as [`WRITE_FAILED`].
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 
@@ -21,36 +38,60 @@
 extern crate napi_derive;
 
 use genkit_for_maple_core::{map_model, map_tool_result, otlp, problem, Scalar, ToolResult};
-use napi::bindgen_prelude::{Buffer, JsValue, Object};
+use napi::bindgen_prelude::{Buffer, JsValue, Object, Unknown};
 use napi::{sys, Env};
 use std::cell::RefCell;
 use std::ffi::CStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
-pub mod seam;
 pub mod export;
+pub mod seam;
 mod utf;
 
-const INPUT: &CStr = c"genkit:input";
-const OUTPUT: &CStr = c"genkit:output";
+/// What a failed allocation returns: [`problem::OUT_OF_MEMORY`], always with
+/// [`problem::NEEDS_JS`] (the span is mapped by the pure-JS path).
+const OUT_OF_MEMORY: u32 = problem::OUT_OF_MEMORY | problem::NEEDS_JS;
+/// [`problem::WRITE_FAILED`]: an attribute could not be written.
+const WRITE_FAILED: u32 = problem::WRITE_FAILED;
+
+/// Strings longer than this (UTF-16 code units: 16 Mi, 32 MiB in V8's two-byte form, 16 MiB of
+/// ASCII) are handed to the pure-JS path instead of being copied into Rust. Measured with
+/// `node bench/memory.js`: the native path's peak extra memory per span is 2-3.5x the pure-JS
+/// path's (a UTF-8 copy of the input and the output JSON besides the V8 output string), so above
+/// this size, where that is tens of MB, the span goes to JavaScript (peak equal to the pure-JS
+/// path's, 1.00x at 50 and 256 MB); below it the native path keeps its speed (2.5-5x) at a bounded
+/// extra cost (README, "Robustness").
+pub const HANDOFF_UNITS: usize = 16 << 20;
+
+/// From this length on (UTF-16 code units), an ASCII string is read straight into the UTF-8
+/// buffer as Latin-1 (after V8 reports its UTF-8 length equal to its length), sparing the UTF-16
+/// copy (2 bytes per unit). Below it the extra length pass costs more than the copy it spares.
+pub const LATIN1_UNITS: usize = 64 << 10;
 
 /// Buffers larger than this are freed after the call instead of kept for the next span, so one
 /// huge span does not pin its memory for the life of the thread.
 const KEEP_BYTES: usize = 16 << 20;
 
+/// The napi property attributes of an array element written by `napi_define_properties`:
+/// writable, enumerable, configurable (an ordinary data property, as an array literal makes).
+const DATA_PROPERTY: sys::napi_property_attributes = 1 | 2 | 4;
+
 thread_local! {
     /// Reused input buffers, one per input attribute, so a span costs no allocation for its input.
     /// Taken out of the cell for the duration of a call (never borrowed across a call into
-    /// JavaScript: a getter on the attribute map may re-enter `onEnd`, and then finds the cell empty
-    /// and works with fresh buffers).
+    /// JavaScript: a setter on the attribute map may re-enter `onEnd`, and then finds the cell
+    /// empty and works with fresh buffers).
     static BUFFERS: RefCell<(String, String)> = const { RefCell::new((String::new(), String::new())) };
-    /// Reused UTF-16 buffer: strings read from V8, and non-ASCII output strings.
+    /// Reused UTF-16 buffer: strings read from V8, and non-ASCII output strings. Borrowed only
+    /// around napi calls that cannot run JavaScript (string reads and string creation).
     static UTF16: RefCell<Vec<u16>> = const { RefCell::new(Vec::new()) };
+    /// The message of the last panic on this thread, kept by the panic hook for the diag report.
+    static PANIC_MESSAGE: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
 /// What [`Call::read_string`] found.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Read {
     /// A string, now in the buffer as UTF-8.
     Str,
@@ -58,9 +99,21 @@ enum Read {
     Absent,
     /// A string with a lone surrogate.
     NotWellFormed,
-    /// Reading the property threw (a getter on a user-made attribute map): the exception was
-    /// cleared so that the other attributes can still be read and written.
-    Threw,
+    /// A string longer than [`HANDOFF_UNITS`]: not copied, the span goes to the pure-JS path.
+    TooLarge,
+    /// The buffer for the string could not be allocated.
+    OutOfMemory,
+}
+
+impl Read {
+    /// The flags that send the whole span to the pure-JS path, if this read calls for it.
+    fn hand_off(self) -> Option<u32> {
+        match self {
+            Read::NotWellFormed | Read::TooLarge => Some(problem::NEEDS_JS),
+            Read::OutOfMemory => Some(OUT_OF_MEMORY),
+            Read::Str | Read::Absent => None,
+        }
+    }
 }
 
 /// Raw napi handles of one call. All methods are only called during the `#[napi]` call that
@@ -71,45 +124,64 @@ struct Call {
 }
 
 impl Call {
-    /// Reads property `key` of the attribute map into `buf` as UTF-8 when it is a string:
-    /// one UTF-16 copy out of V8 (its length is known without a pass over the string) into the
-    /// reused [`UTF16`] buffer, then [`utf::utf16_to_utf8`]. Leaves `buf` empty and returns
-    /// [`Read::Absent`] for any other type or if napi reports an error, and [`Read::NotWellFormed`]
-    /// when the string holds a lone surrogate (UTF-8 cannot carry it: the caller maps the span in
-    /// JavaScript).
-    fn read_string(&self, key: &CStr, buf: &mut String) -> Read {
+    /// `true` when `status` is `napi_ok`; otherwise clears the exception the failed call may have
+    /// left pending (so that no later napi call runs with one) and returns `false`.
+    fn ok(&self, status: sys::napi_status) -> bool {
+        if status == sys::Status::napi_ok {
+            return true;
+        }
+        self.clear_exception();
+        false
+    }
+
+    /// Clears a pending JavaScript exception (thrown by a setter or Proxy trap of a user-made
+    /// attribute map, say); its value is dropped: the caller reports the problem kind through
+    /// diag, and the later napi calls of this call work again.
+    fn clear_exception(&self) {
+        let mut pending = false;
+        // SAFETY: live `env` (see `Call`), valid out-pointer.
+        let status = unsafe { sys::napi_is_exception_pending(self.env, &mut pending) };
+        if status == sys::Status::napi_ok && !pending {
+            return;
+        }
+        let mut error = ptr::null_mut();
+        // SAFETY: live `env`, valid out-pointer; a no-op when no exception is pending.
+        unsafe { sys::napi_get_and_clear_last_exception(self.env, &mut error) };
+    }
+
+    /// Reads `value` into `buf` as UTF-8 when it is a string. Leaves `buf` empty and returns
+    /// [`Read::Absent`] for any other type or if napi reports an error, [`Read::TooLarge`] (nothing
+    /// copied) above [`HANDOFF_UNITS`], [`Read::NotWellFormed`] when the string holds a lone
+    /// surrogate (UTF-8 cannot carry it), [`Read::OutOfMemory`] when a buffer cannot be allocated.
+    /// `buf` is reserved to the exact UTF-8 length; the UTF-16 copy, when one is needed, is freed
+    /// right after the transcoding when it is larger than [`KEEP_BYTES`].
+    fn read_string(&self, value: sys::napi_value, buf: &mut String) -> Read {
         buf.clear();
-        let mut value = ptr::null_mut();
-        // SAFETY: `env` and `object` are the live handles of the current napi call (see `Call`);
-        // `key` is NUL-terminated; `value` is a valid out-pointer.
-        let status = unsafe {
-            sys::napi_get_named_property(self.env, self.object, key.as_ptr(), &mut value)
-        };
-        if status != sys::Status::napi_ok {
-            let mut pending = false;
-            // SAFETY: live `env`, valid out-pointer.
-            unsafe { sys::napi_is_exception_pending(self.env, &mut pending) };
-            if pending {
-                self.clear_exception();
-                return Read::Threw;
-            }
-        }
-        if status != sys::Status::napi_ok {
-            return Read::Absent;
-        }
         let mut len = 0usize;
-        // SAFETY: a null buffer asks napi for the length in UTF-16 code units only (documented
-        // N-API behaviour; V8 knows it without reading the string). A value that is not a string
-        // makes napi return `napi_string_expected`, which is the type check.
-        if unsafe {
+        // SAFETY: live handles of the current call; a null buffer asks napi for the length in
+        // UTF-16 code units only (documented N-API behaviour; V8 knows it without reading the
+        // string). A value that is not a string makes napi return `napi_string_expected` (no
+        // exception), which is the type check.
+        let status = unsafe {
             sys::napi_get_value_string_utf16(self.env, value, ptr::null_mut(), 0, &mut len)
-        } != sys::Status::napi_ok
-        {
+        };
+        if !self.ok(status) {
             return Read::Absent;
+        }
+        if len > HANDOFF_UNITS {
+            return Read::TooLarge;
+        }
+        if len >= LATIN1_UNITS {
+            match self.read_ascii(value, len, buf) {
+                Some(read) => return read,
+                None => buf.clear(),
+            }
         }
         UTF16.with_borrow_mut(|units| {
             units.clear();
-            units.reserve(len + 1);
+            if units.try_reserve_exact(len + 1).is_err() {
+                return Read::OutOfMemory;
+            }
             let mut written = 0usize;
             // SAFETY: `units` has capacity for `len + 1` code units (the string plus the NUL napi
             // writes); napi writes at most `bufsize` units and reports the count, excluding the
@@ -123,60 +195,106 @@ impl Call {
                     &mut written,
                 )
             };
-            if status != sys::Status::napi_ok {
+            if !self.ok(status) {
                 return Read::Absent;
             }
-            // SAFETY: napi initialised `written <= len < capacity` code units of `units`.
+            // SAFETY: napi initialised `written` code units; `min(len)` keeps it within capacity.
             unsafe { units.set_len(written.min(len)) };
-            if utf::utf16_to_utf8(units, buf) {
-                Read::Str
-            } else {
-                buf.clear();
-                Read::NotWellFormed
+            let read = match utf::utf16_to_utf8(units, buf) {
+                Ok(()) => Read::Str,
+                Err(utf::Utf::NotWellFormed) => Read::NotWellFormed,
+                Err(utf::Utf::OutOfMemory) => Read::OutOfMemory,
+            };
+            // Consumed: a big UTF-16 copy is freed now, not after the mapping.
+            if units.capacity() * 2 > KEEP_BYTES {
+                *units = Vec::new();
             }
+            read
         })
     }
 
-    /// Clears a pending JavaScript exception (thrown by a getter, setter or Proxy trap of a
-    /// user-made attribute map); its value is dropped: the caller reports the problem kind through
-    /// diag, and the later napi calls of this call work again.
-    fn clear_exception(&self) {
-        let mut error = ptr::null_mut();
-        // SAFETY: live `env`, valid out-pointer; a no-op when no exception is pending.
-        unsafe { sys::napi_get_and_clear_last_exception(self.env, &mut error) };
+    /// The Latin-1 read of an ASCII string of `len` units straight into `buf`; `None` when the
+    /// string is not ASCII (the caller reads it as UTF-16).
+    fn read_ascii(&self, value: sys::napi_value, len: usize, buf: &mut String) -> Option<Read> {
+        let mut utf8_len = 0usize;
+        // SAFETY: live handles; a null buffer asks for the UTF-8 length only.
+        let status = unsafe {
+            sys::napi_get_value_string_utf8(self.env, value, ptr::null_mut(), 0, &mut utf8_len)
+        };
+        if !self.ok(status) || utf8_len != len {
+            return None;
+        }
+        if buf.try_reserve_exact(len + 1).is_err() {
+            return Some(Read::OutOfMemory);
+        }
+        let mut written = 0usize;
+        // SAFETY: the vector is written only by napi below, then checked to be ASCII before its
+        // length is set, so the `String` invariant (valid UTF-8) holds.
+        let bytes = unsafe { buf.as_mut_vec() };
+        // SAFETY: `bytes` has capacity for `len + 1` bytes (the string plus napi's NUL); napi
+        // writes at most `bufsize` bytes and reports the count, excluding the NUL, in `written`.
+        let status = unsafe {
+            sys::napi_get_value_string_latin1(
+                self.env,
+                value,
+                bytes.as_mut_ptr().cast(),
+                len + 1,
+                &mut written,
+            )
+        };
+        if !self.ok(status) {
+            return Some(Read::Absent);
+        }
+        let written = written.min(len);
+        // SAFETY: napi initialised `written <= len < capacity` bytes; bytes that are not ASCII
+        // (not possible when the UTF-8 length equals the length, checked anyway) are cut below.
+        let ascii =
+            simdutf::validate_ascii(unsafe { std::slice::from_raw_parts(bytes.as_ptr(), written) });
+        if !ascii {
+            return None;
+        }
+        // SAFETY: the first `written` bytes are initialised ASCII, valid UTF-8.
+        unsafe { bytes.set_len(written) };
+        Some(Read::Str)
     }
 
-    /// Sets property `key`; returns `false` when `value` is null (its creation failed: a string
-    /// longer than V8's limit, say) or napi refused.
-    fn set(&self, key: &CStr, value: sys::napi_value) -> bool {
-        if value.is_null() {
-            return false;
-        }
+    /// Sets property `key` of the attribute map; [`WRITE_FAILED`] when napi refused (a setter or
+    /// Proxy trap that threw, a frozen object): the exception is cleared, so the other attributes
+    /// are still written.
+    fn set(&self, key: &CStr, value: sys::napi_value) -> Result<(), u32> {
         // SAFETY: live handles of the current call; `key` is NUL-terminated; `value` was created by
-        // napi in this `env`. A failure (a frozen object, say) leaves the attribute unset.
+        // napi in this `env`.
         let status =
             unsafe { sys::napi_set_named_property(self.env, self.object, key.as_ptr(), value) };
-        if status != sys::Status::napi_ok {
-            // A setter or Proxy trap that threw: clear it so the other attributes are still written.
-            self.clear_exception();
-            return false;
-        }
-        true
-    }
-
-    /// Sets a string property; returns `flag` when it could not be written, `0` otherwise.
-    fn set_string(&self, key: &CStr, text: &str, flag: u32) -> u32 {
-        if self.set(key, self.string(text)) {
-            0
+        if self.ok(status) {
+            Ok(())
         } else {
-            flag
+            Err(WRITE_FAILED)
         }
     }
 
-    /// Creates a JavaScript string: Latin-1 when ASCII, UTF-16 otherwise. Null on failure.
-    fn string(&self, text: &str) -> sys::napi_value {
+    /// Sets a string property; returns the problem flags (`0` when written).
+    fn set_string(&self, key: &CStr, text: &str) -> u32 {
+        match self.string(text).and_then(|value| self.set(key, value)) {
+            Ok(()) => 0,
+            Err(flag) => flag,
+        }
+    }
+
+    /// Sets a property to a value made by `make`; returns the problem flags (`0` when written).
+    fn set_with(&self, key: &CStr, make: impl FnOnce() -> Result<sys::napi_value, u32>) -> u32 {
+        match make().and_then(|value| self.set(key, value)) {
+            Ok(()) => 0,
+            Err(flag) => flag,
+        }
+    }
+
+    /// Creates a JavaScript string: Latin-1 when ASCII, UTF-16 otherwise (its buffer sized exactly
+    /// and reserved fallibly: [`OUT_OF_MEMORY`]). [`WRITE_FAILED`] when V8 refuses (a string
+    /// longer than its maximum length).
+    fn string(&self, text: &str) -> Result<sys::napi_value, u32> {
         let mut out = ptr::null_mut();
-        if text.is_ascii() {
+        let status = if utf::is_ascii(text) {
             // SAFETY: `text` is valid for `text.len()` bytes; ASCII is valid Latin-1.
             unsafe {
                 sys::napi_create_string_latin1(
@@ -185,12 +303,14 @@ impl Call {
                     text.len() as isize,
                     &mut out,
                 )
-            };
+            }
         } else {
             UTF16.with_borrow_mut(|units| {
-                utf::utf8_to_utf16(text, units);
+                if utf::utf8_to_utf16(text, units).is_err() {
+                    return Err(OUT_OF_MEMORY);
+                }
                 // SAFETY: `units` is valid for `units.len()` UTF-16 code units.
-                unsafe {
+                let status = unsafe {
                     sys::napi_create_string_utf16(
                         self.env,
                         units.as_ptr(),
@@ -198,41 +318,89 @@ impl Call {
                         &mut out,
                     )
                 };
-            });
+                if units.capacity() * 2 > KEEP_BYTES {
+                    *units = Vec::new();
+                }
+                Ok(status)
+            })?
+        };
+        if self.ok(status) {
+            Ok(out)
+        } else {
+            Err(WRITE_FAILED)
         }
-        out
     }
 
-    fn scalar(&self, value: &Scalar<'_>) -> sys::napi_value {
+    fn scalar(&self, value: &Scalar<'_>) -> Result<sys::napi_value, u32> {
         let mut out = ptr::null_mut();
-        match value {
+        let status = match value {
             Scalar::Str(s) => return self.string(s),
-            Scalar::Num(n) =>
             // SAFETY: live `env` of the current call, valid out-pointer.
-            unsafe { sys::napi_create_double(self.env, *n, &mut out) },
+            Scalar::Num(n) => unsafe { sys::napi_create_double(self.env, *n, &mut out) },
             // SAFETY: as above.
             Scalar::Bool(b) => unsafe { sys::napi_get_boolean(self.env, *b, &mut out) },
             // SAFETY: as above.
             Scalar::Null => unsafe { sys::napi_get_null(self.env, &mut out) },
-            Scalar::Json(_) => return ptr::null_mut(),
+            // Never written natively: the caller sends such spans to JavaScript first.
+            Scalar::Json(_) => return Err(WRITE_FAILED),
         };
-        out
+        if self.ok(status) {
+            Ok(out)
+        } else {
+            Err(WRITE_FAILED)
+        }
     }
 
-    fn array(&self, values: &[Scalar<'_>]) -> sys::napi_value {
+    /// Creates an array of scalars. Elements are defined as own data properties
+    /// (`napi_define_properties`, as an array literal does), so an index setter on
+    /// `Array.prototype` is never called; any failure is [`WRITE_FAILED`].
+    fn array(&self, values: &[Scalar<'_>]) -> Result<sys::napi_value, u32> {
         let mut array = ptr::null_mut();
         // SAFETY: live `env`, valid out-pointer.
-        if unsafe { sys::napi_create_array_with_length(self.env, values.len(), &mut array) }
-            != sys::Status::napi_ok
-        {
-            return ptr::null_mut();
+        let status =
+            unsafe { sys::napi_create_array_with_length(self.env, values.len(), &mut array) };
+        if !self.ok(status) {
+            return Err(WRITE_FAILED);
         }
         for (i, value) in values.iter().enumerate() {
-            // SAFETY: `array` was created above in this `env`; the element was created by napi.
-            unsafe { sys::napi_set_element(self.env, array, i as u32, self.scalar(value)) };
+            let element = self.scalar(value)?;
+            let name = index_name(i);
+            let descriptor = sys::napi_property_descriptor {
+                utf8name: name.as_ptr().cast(),
+                name: ptr::null_mut(),
+                method: None,
+                getter: None,
+                setter: None,
+                value: element,
+                attributes: DATA_PROPERTY,
+                data: ptr::null_mut(),
+            };
+            // SAFETY: `array` was created above in this `env`; the descriptor names a
+            // NUL-terminated index (`name` outlives the call) and holds a value created by napi.
+            let status = unsafe { sys::napi_define_properties(self.env, array, 1, &descriptor) };
+            if !self.ok(status) {
+                return Err(WRITE_FAILED);
+            }
         }
-        array
+        Ok(array)
     }
+}
+
+/// The decimal digits of `i`, NUL-terminated, in a stack buffer (an array index as a property
+/// name).
+fn index_name(mut i: usize) -> [u8; 24] {
+    let mut digits = [0u8; 24];
+    let mut n = 0;
+    loop {
+        digits[n] = b'0' + (i % 10) as u8;
+        n += 1;
+        i /= 10;
+        if i == 0 || n == 23 {
+            break;
+        }
+    }
+    digits[..n].reverse();
+    digits
 }
 
 /// Runs `f` with this thread's input buffers, taken out of [`BUFFERS`] (re-entrant calls get fresh
@@ -254,12 +422,70 @@ fn with_buffers<R>(f: impl FnOnce(&mut String, &mut String) -> R) -> R {
     result
 }
 
-/// Replaces the default panic hook, which prints to stderr, by a silent one, once per process: a
-/// panic in this addon is caught at the boundary and reported through `diag` as `PANIC` by the
-/// JavaScript wrapper; the processor never writes to the console.
+/// The longest panic message kept for the diag report (bytes; longer ones are cut at a character
+/// boundary).
+const PANIC_MESSAGE_BYTES: usize = 512;
+
+/// Replaces the default panic hook, which prints to stderr, once per process: the hook keeps the
+/// panic's message and location (at most [`PANIC_MESSAGE_BYTES`]) for [`take_panic_message`]
+/// and prints nothing. A panic in this addon is caught at the boundary and reported through
+/// `diag` as `PANIC` by the JavaScript wrapper; the processor never writes to the console.
 fn quiet_panics() {
     static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| std::panic::set_hook(Box::new(|_| {})));
+    ONCE.call_once(|| {
+        std::panic::set_hook(Box::new(|info| {
+            let payload = info.payload();
+            let text = payload
+                .downcast_ref::<&str>()
+                .copied()
+                .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+                .unwrap_or("(no message)");
+            let mut message = String::new();
+            let mut end = text.len().min(PANIC_MESSAGE_BYTES);
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            // ok: a bounded allocation (at most PANIC_MESSAGE_BYTES + the location); if even it
+            // fails, the message is left out.
+            if message.try_reserve_exact(end + 64).is_ok() {
+                message.push_str(&text[..end]);
+                if let Some(at) = info.location() {
+                    let file = at.file();
+                    let file = &file[file.len().saturating_sub(32)..];
+                    let file = file.trim_start_matches(|c: char| !c.is_ascii());
+                    use std::fmt::Write;
+                    let _ = write!(message, " at {}:{}", file, at.line());
+                }
+                PANIC_MESSAGE.set(Some(message));
+            }
+        }))
+    });
+}
+
+/// The message of the last panic caught on this thread (`"<message> at <file>:<line>"`), or
+/// `null`; cleared by the call. The JavaScript wrapper adds it to the diag report of a `PANIC`.
+#[napi]
+pub fn take_panic_message() -> Option<String> {
+    PANIC_MESSAGE.take()
+}
+
+/// The strings lengths of the native path's memory policy, for tests and the benchmark:
+/// `handoffUnits` ([`HANDOFF_UNITS`]) and `latin1Units` ([`LATIN1_UNITS`]), in UTF-16 code units.
+#[napi(object)]
+pub struct NativeLimits {
+    /// Strings longer than this go to the pure-JS path uncopied.
+    pub handoff_units: u32,
+    /// ASCII strings from this length on are read as Latin-1, without a UTF-16 copy.
+    pub latin1_units: u32,
+}
+
+/// Returns the [`NativeLimits`].
+#[napi]
+pub fn native_limits() -> NativeLimits {
+    NativeLimits {
+        handoff_units: HANDOFF_UNITS as u32,
+        latin1_units: LATIN1_UNITS as u32,
+    }
 }
 
 fn call_of(env: &Env, attributes: &Object<'_>) -> Call {
@@ -269,44 +495,57 @@ fn call_of(env: &Env, attributes: &Object<'_>) -> Call {
     }
 }
 
-/// Maps a model span (`genkit:metadata:subtype` `model`): reads `genkit:input` and `genkit:output`
-/// from `attributes` (each only when a string) and writes `gen_ai.input.messages`,
+/// Maps a model span (`genkit:metadata:subtype` `model`). `input` and `output` are the values of
+/// `genkit:input` and `genkit:output` as the JavaScript wrapper read them (once: a getter is never
+/// called twice); each is used only when it is a string. `skipInput` is `true` when reading
+/// `genkit:input` threw: the input attributes are then left out. Writes `gen_ai.input.messages`,
 /// `gen_ai.system_instructions`, `gen_ai.output.messages`, `gen_ai.response.finish_reasons`,
-/// `gen_ai.usage.input_tokens` and `gen_ai.usage.output_tokens` into the same object, each only
-/// when it can be derived (seed 000; candidates per issue 5). Returns problem flags (`0`: clean);
-/// with `NEEDS_JS` or `PANIC` set nothing was written and the caller maps the span in JavaScript.
-/// Never throws.
+/// `gen_ai.usage.input_tokens` and `gen_ai.usage.output_tokens` into `attributes`, each only when
+/// it can be derived (seed 000; candidates per issue 5). Returns problem flags (`0`: clean); with
+/// `NEEDS_JS`, `OUT_OF_MEMORY` or `PANIC` set the caller maps the span in JavaScript (what was
+/// written is then written again with the same values). Never throws.
 #[napi]
-pub fn map_model_span(env: Env, attributes: Object<'_>) -> u32 {
+pub fn map_model_span(
+    env: Env,
+    attributes: Object<'_>,
+    input: Unknown<'_>,
+    output: Unknown<'_>,
+    skip_input: Option<bool>,
+) -> u32 {
     quiet_panics();
     let call = call_of(&env, &attributes);
+    let (input, output) = (input.raw(), output.raw());
+    let skip_input = skip_input.unwrap_or(false);
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         with_buffers(|input_buf, output_buf| {
-            let has_input = call.read_string(INPUT, input_buf);
-            let has_output = call.read_string(OUTPUT, output_buf);
-            if has_input == Read::NotWellFormed || has_output == Read::NotWellFormed {
-                return problem::NEEDS_JS;
+            let has_input = if skip_input {
+                Read::Absent
+            } else {
+                call.read_string(input, input_buf)
+            };
+            if let Some(flags) = has_input.hand_off() {
+                return flags;
             }
-            // A getter that threw: that attribute is treated as absent-and-broken, the other one
-            // is still mapped (per-attribute degradation).
-            let mut threw = 0;
-            if has_input == Read::Threw {
-                threw |= problem::ATTRIBUTE_TYPE | problem::INPUT_NOT_JSON;
-            }
-            if has_output == Read::Threw {
-                threw |= problem::ATTRIBUTE_TYPE | problem::OUTPUT_NOT_JSON;
+            let has_output = call.read_string(output, output_buf);
+            if let Some(flags) = has_output.hand_off() {
+                return flags;
             }
             let input = (has_input == Read::Str).then_some(input_buf.as_str());
             let output = (has_output == Read::Str).then_some(output_buf.as_str());
             let mut attrs = map_model(input, output);
-            if has_input == Read::Threw {
+            if skip_input {
                 attrs.input_messages = None;
                 attrs.system_instructions = None;
             }
-            let reasons: Option<Vec<Scalar<'_>>> = attrs
-                .finish_reasons
-                .as_ref()
-                .map(|r| r.iter().map(|raw| Scalar::of(raw)).collect());
+            let mut reasons: Option<Vec<Scalar<'_>>> = None;
+            if let Some(raws) = &attrs.finish_reasons {
+                let mut list = Vec::new();
+                if list.try_reserve_exact(raws.len()).is_err() {
+                    return OUT_OF_MEMORY;
+                }
+                list.extend(raws.iter().map(|raw| Scalar::of(raw)));
+                reasons = Some(list);
+            }
             let input_tokens = attrs.input_tokens.map(Scalar::of);
             let output_tokens = attrs.output_tokens.map(Scalar::of);
             let compound = reasons
@@ -317,24 +556,25 @@ pub fn map_model_span(env: Env, attributes: Object<'_>) -> u32 {
             if compound.into_iter().any(|s| matches!(s, Scalar::Json(_))) {
                 return attrs.problems | problem::NEEDS_JS;
             }
-            let mut problems = attrs.problems | threw;
-            if let Some(s) = &attrs.input_messages {
-                problems |= call.set_string(c"gen_ai.input.messages", s, problem::INPUT_SHAPE);
+            let mut problems = attrs.problems;
+            if let Some(s) = attrs.input_messages.take() {
+                problems |= call.set_string(c"gen_ai.input.messages", &s);
             }
-            if let Some(s) = &attrs.system_instructions {
-                problems |= call.set_string(c"gen_ai.system_instructions", s, problem::INPUT_SHAPE);
+            if let Some(s) = attrs.system_instructions.take() {
+                problems |= call.set_string(c"gen_ai.system_instructions", &s);
             }
-            if let Some(s) = &attrs.output_messages {
-                problems |= call.set_string(c"gen_ai.output.messages", s, problem::OUTPUT_SHAPE);
+            if let Some(s) = attrs.output_messages.take() {
+                problems |= call.set_string(c"gen_ai.output.messages", &s);
             }
             if let Some(reasons) = &reasons {
-                call.set(c"gen_ai.response.finish_reasons", call.array(reasons));
+                problems |=
+                    call.set_with(c"gen_ai.response.finish_reasons", || call.array(reasons));
             }
             if let Some(v) = &input_tokens {
-                call.set(c"gen_ai.usage.input_tokens", call.scalar(v));
+                problems |= call.set_with(c"gen_ai.usage.input_tokens", || call.scalar(v));
             }
             if let Some(v) = &output_tokens {
-                call.set(c"gen_ai.usage.output_tokens", call.scalar(v));
+                problems |= call.set_with(c"gen_ai.usage.output_tokens", || call.scalar(v));
             }
             problems
         })
@@ -342,56 +582,67 @@ pub fn map_model_span(env: Env, attributes: Object<'_>) -> u32 {
     outcome.unwrap_or(problem::PANIC)
 }
 
-/// Maps the result of a tool span (`genkit:metadata:subtype` `tool`): when `genkit:output` is a
-/// string holding JSON, writes `gen_ai.tool.call.result` (a JSON string's text, or the JSON as
-/// written). Returns problem flags: `TOOL_OUTPUT_NOT_JSON` when it is not JSON (nothing written),
-/// `NEEDS_JS`/`PANIC` when the caller must map it in JavaScript. Never throws.
+/// Maps the result of a tool span (`genkit:metadata:subtype` `tool`): `output` is the value of
+/// `genkit:output` as the JavaScript wrapper read it; when it is a string holding JSON, writes
+/// `gen_ai.tool.call.result` (a JSON string's text, or the JSON as written) into `attributes`.
+/// Returns problem flags: `TOOL_OUTPUT_NOT_JSON` when it is not JSON (nothing written),
+/// `WRITE_FAILED` when the attribute could not be written, `NEEDS_JS`/`OUT_OF_MEMORY`/`PANIC` when
+/// the caller must map it in JavaScript. Never throws.
 #[napi]
-pub fn map_tool_span(env: Env, attributes: Object<'_>) -> u32 {
+pub fn map_tool_span(env: Env, attributes: Object<'_>, output: Unknown<'_>) -> u32 {
     quiet_panics();
     let call = call_of(&env, &attributes);
+    let output = output.raw();
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         with_buffers(|buf, _| {
-            match call.read_string(OUTPUT, buf) {
+            match call.read_string(output, buf) {
                 Read::Str => {}
                 Read::Absent => return 0,
-                Read::NotWellFormed => return problem::NEEDS_JS,
-                Read::Threw => return problem::ATTRIBUTE_TYPE | problem::TOOL_OUTPUT_NOT_JSON,
+                other => return other.hand_off().unwrap_or(0),
             }
             let output = buf.as_str();
             match map_tool_result(output) {
                 ToolResult::Invalid => problem::TOOL_OUTPUT_NOT_JSON,
                 ToolResult::NeedsJs => problem::NEEDS_JS,
-                ToolResult::Text(text) => call.set_string(
-                    c"gen_ai.tool.call.result",
-                    &text,
-                    problem::TOOL_OUTPUT_NOT_JSON,
-                ),
-                ToolResult::Json(json) => call.set_string(
-                    c"gen_ai.tool.call.result",
-                    json,
-                    problem::TOOL_OUTPUT_NOT_JSON,
-                ),
+                ToolResult::OutOfMemory => OUT_OF_MEMORY,
+                ToolResult::Text(text) => call.set_string(c"gen_ai.tool.call.result", &text),
+                ToolResult::Json(json) => call.set_string(c"gen_ai.tool.call.result", json),
             }
         })
     }));
     outcome.unwrap_or(problem::PANIC)
 }
 
-/// Decodes an OTLP/HTTP protobuf `ExportTraceServiceRequest` body into a JSON array of spans
-/// (`[{traceId, spanId, parentSpanId, name, kind, startTimeUnixNano, endTimeUnixNano, status,
-/// attributes, resource, scope}]`). Used by the built-in local receiver.
+/// Decodes an OTLP/HTTP protobuf `ExportTraceServiceRequest` body into JSON grouped as OTLP
+/// groups it, each resource and scope once: `[{resource, scopes: [{scope, spans: [{traceId,
+/// spanId, parentSpanId, name, kind, startTimeUnixNano, endTimeUnixNano, status, attributes}]}]}]`
+/// (the core's `otlp::decode_spans`). Used by the built-in local receiver. `maxSpans` and
+/// `maxElements` bound the spans and protobuf messages of one request (defaults: 50,000 and
+/// 1,000,000), checked on the wire before anything is decoded.
 ///
-/// Throws an `Error` when the body is not a valid request (or on an internal panic).
+/// Throws an `Error` whose message starts with `request too large:` when a bound is exceeded or
+/// the output cannot be allocated, and with `invalid ExportTraceServiceRequest:` when the body is
+/// not a valid request (or on an internal panic).
 #[napi]
-pub fn decode_otlp_traces(body: Buffer) -> napi::Result<String> {
+pub fn decode_otlp_traces(
+    body: Buffer,
+    max_spans: Option<u32>,
+    max_elements: Option<u32>,
+) -> napi::Result<String> {
+    quiet_panics();
     let bytes: &[u8] = &body;
-    match catch_unwind(AssertUnwindSafe(|| otlp::decode_spans(bytes))) {
+    let defaults = otlp::Limits::default();
+    let limits = otlp::Limits {
+        max_spans: max_spans.map_or(defaults.max_spans, |n| n as usize),
+        max_elements: max_elements.map_or(defaults.max_elements, |n| n as usize),
+    };
+    match catch_unwind(AssertUnwindSafe(|| otlp::decode_spans(bytes, limits))) {
         Ok(Ok(json)) => Ok(json),
         Ok(Err(e)) => Err(napi::Error::from_reason(e.to_string())),
-        Err(_) => Err(napi::Error::from_reason(
-            "panic while decoding an OTLP request",
-        )),
+        Err(_) => Err(napi::Error::from_reason(format!(
+            "invalid ExportTraceServiceRequest: panic while decoding it ({})",
+            PANIC_MESSAGE.take().unwrap_or_default()
+        ))),
     }
 }
 
@@ -415,8 +666,10 @@ pub struct ProblemFlags {
     pub attribute_type: u32,
     /// The native mapping panicked; the span was mapped in JavaScript.
     pub panic: u32,
-    /// An allocation sized by the span failed; the span was mapped in JavaScript.
+    /// Memory for the native mapping could not be allocated; the span was mapped in JavaScript.
     pub out_of_memory: u32,
+    /// A `gen_ai.*` attribute could not be written (a setter or Proxy trap threw, a frozen map).
+    pub write_failed: u32,
 }
 
 /// Returns the problem flags, so the JavaScript side never hard-codes their values.
@@ -432,20 +685,24 @@ pub fn problem_flags() -> ProblemFlags {
         attribute_type: problem::ATTRIBUTE_TYPE,
         panic: problem::PANIC,
         out_of_memory: problem::OUT_OF_MEMORY,
+        write_failed: problem::WRITE_FAILED,
     }
 }
 
 // ---------------------------------------------------------------------------------------------
-// Benchmark-only: the floor of `npm run bench` (bench/README in BENCHMARKS.md). Not part of the
-// public API (index.js does not re-export it) and never called by the processor.
+// Benchmark-only: the floor of `npm run bench` (BENCHMARKS.md). Compiled only with the cargo
+// feature `bench` (bench/run.js builds that addon into target/bench-addon/); the shipped build and
+// the test build do not contain it.
 
 /// One output attribute held by [`FLOOR`]: its value pre-encoded the way [`Call::string`] would
 /// create it.
+#[cfg(feature = "bench")]
 enum FloorValue {
     Latin1(Vec<u8>),
     Utf16(Vec<u16>),
 }
 
+#[cfg(feature = "bench")]
 thread_local! {
     /// The output attributes [`bench_floor`] writes, one slot per prepared span.
     static FLOOR: RefCell<Vec<Vec<(std::ffi::CString, FloorValue)>>> = const { RefCell::new(Vec::new()) };
@@ -454,6 +711,7 @@ thread_local! {
 /// Benchmark-only. Stores the output attributes `bench_floor` will write for one span: `keys[i]`
 /// with `values[i]`, each value pre-encoded as Latin-1 (ASCII) or UTF-16, so that `bench_floor`
 /// only copies. Returns the slot to pass to `bench_floor` (keys holding NUL are skipped).
+#[cfg(feature = "bench")]
 #[napi]
 pub fn bench_floor_prepare(keys: Vec<String>, values: Vec<String>) -> u32 {
     let prepared: Vec<_> = keys
@@ -475,22 +733,27 @@ pub fn bench_floor_prepare(keys: Vec<String>, values: Vec<String>) -> u32 {
     })
 }
 
-/// Benchmark-only: the floor of a span's native mapping. Reads `genkit:output`, and
-/// `genkit:input` when `read_input`, into the reused buffers exactly as `mapModelSpan` does, then
-/// creates the output strings of `slot` (from `benchFloorPrepare`; Latin-1 or UTF-16, as
+/// Benchmark-only: the floor of a span's native mapping. Reads `output`, and `input` when it is a
+/// string (`bench/case.js` passes `genkit:output` and, for model spans, `genkit:input`, read in
+/// JavaScript as the processor reads them) into the reused buffers exactly as `mapModelSpan` does,
+/// then creates the output strings of `slot` (from `benchFloorPrepare`; Latin-1 or UTF-16, as
 /// `mapModelSpan` creates them) and sets them on `attributes`. No JSON is parsed or written.
 /// Returns the bytes read.
+#[cfg(feature = "bench")]
 #[napi]
-pub fn bench_floor(env: Env, attributes: Object<'_>, slot: u32, read_input: bool) -> u32 {
+pub fn bench_floor(
+    env: Env,
+    attributes: Object<'_>,
+    slot: u32,
+    input: Unknown<'_>,
+    output: Unknown<'_>,
+) -> u32 {
     let call = call_of(&env, &attributes);
+    let (input, output) = (input.raw(), output.raw());
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let read = with_buffers(|input_buf, output_buf| {
-            if read_input {
-                call.read_string(INPUT, input_buf);
-            } else {
-                input_buf.clear();
-            }
-            call.read_string(OUTPUT, output_buf);
+            call.read_string(input, input_buf);
+            call.read_string(output, output_buf);
             input_buf.len() + output_buf.len()
         });
         FLOOR.with_borrow(|slots| {
@@ -517,10 +780,48 @@ pub fn bench_floor(env: Env, attributes: Object<'_>, slot: u32, read_input: bool
                         )
                     },
                 };
-                call.set(key, out);
+                let _ = call.set(key, out);
             }
         });
         read as u32
     }));
     outcome.unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_panic_hook_keeps_the_message_and_location() {
+        quiet_panics();
+        let n = 42;
+        assert!(catch_unwind(|| panic!("boom {n}")).is_err());
+        let message = take_panic_message().unwrap_or_default();
+        assert!(message.starts_with("boom 42 at "), "{message}");
+        assert!(message.contains("lib.rs:"), "{message}");
+        assert_eq!(take_panic_message(), None, "taken once");
+        let long = "é".repeat(PANIC_MESSAGE_BYTES);
+        assert!(catch_unwind(|| panic!("{long}")).is_err());
+        let message = take_panic_message().unwrap_or_default();
+        assert!(
+            message.len() < PANIC_MESSAGE_BYTES + 64,
+            "{}",
+            message.len()
+        );
+    }
+
+    #[test]
+    fn index_names_are_decimal_and_nul_terminated() {
+        for (i, text) in [
+            (0, "0"),
+            (7, "7"),
+            (10, "10"),
+            (4_294_967_294, "4294967294"),
+        ] {
+            let name = index_name(i);
+            let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+            assert_eq!(&name[..end], text.as_bytes());
+        }
+    }
 }

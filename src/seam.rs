@@ -38,11 +38,17 @@ enum Got {
     Str,
     Absent,
     Threw,
+    /// Longer than [`super::HANDOFF_UNITS`]: not copied (issue 13's memory policy); the span is
+    /// mapped in JavaScript.
+    TooLarge,
+    /// A buffer for the string could not be allocated; the span is mapped in JavaScript.
+    OutOfMemory,
 }
 
 /// Reads property `key` of the attribute map into `buf` as UTF-8 when it is a string, lone
 /// surrogates replaced by U+FFFD. `Absent` for other types; `Threw` when a getter threw (the
-/// exception is cleared).
+/// exception is cleared); `TooLarge` above the hand-off size, `OutOfMemory` when a buffer cannot
+/// be had: every buffer is reserved fallibly and exactly (README, Robustness: memory policy).
 fn read_lossy(call: &Call, key: &CStr, buf: &mut String) -> Got {
     buf.clear();
     let mut value = ptr::null_mut();
@@ -68,9 +74,12 @@ fn read_lossy(call: &Call, key: &CStr, buf: &mut String) -> Got {
     {
         return Got::Absent;
     }
+    if len > super::HANDOFF_UNITS {
+        return Got::TooLarge;
+    }
     let mut units: Vec<u16> = Vec::new();
-    if units.try_reserve(len + 1).is_err() || buf.try_reserve(len.saturating_mul(3)).is_err() {
-        return Got::Absent;
+    if units.try_reserve_exact(len + 1).is_err() {
+        return Got::OutOfMemory;
     }
     let mut written = 0usize;
     // SAFETY: `units` has capacity for `len + 1` code units; napi writes at most that many and
@@ -83,14 +92,25 @@ fn read_lossy(call: &Call, key: &CStr, buf: &mut String) -> Got {
     }
     // SAFETY: napi initialised `written <= len` code units of `units`.
     unsafe { units.set_len(written.min(len)) };
-    if !super::utf::utf16_to_utf8(&units, buf) {
-        buf.clear();
-        // Capacity reserved above: 3 bytes per code unit covers U+FFFD and every BMP character.
-        for c in char::decode_utf16(units.iter().copied()) {
-            buf.push(c.unwrap_or(char::REPLACEMENT_CHARACTER));
+    match super::utf::utf16_to_utf8(&units, buf) {
+        Ok(()) => Got::Str,
+        Err(super::utf::Utf::OutOfMemory) => Got::OutOfMemory,
+        Err(super::utf::Utf::NotWellFormed) => {
+            // Rare (a lone surrogate): 3 bytes per code unit covers U+FFFD and every BMP
+            // character, reserved fallibly.
+            buf.clear();
+            if buf
+                .try_reserve_exact(units.len().saturating_mul(3))
+                .is_err()
+            {
+                return Got::OutOfMemory;
+            }
+            for c in char::decode_utf16(units.iter().copied()) {
+                buf.push(c.unwrap_or(char::REPLACEMENT_CHARACTER));
+            }
+            Got::Str
         }
     }
-    Got::Str
 }
 
 /// Sets `key` (ASCII) to `value` on the attribute map; `false` when not written.
@@ -119,7 +139,8 @@ fn set(call: &Call, key: &str, value: sys::napi_value) -> bool {
 fn js_value(call: &Call, value: &Value<'_>) -> sys::napi_value {
     let mut out = ptr::null_mut();
     match value {
-        Value::Str(s) => return call.string(s),
+        // A string that cannot be created (too long for V8, no memory) is not written.
+        Value::Str(s) => return call.string(s).unwrap_or(ptr::null_mut()),
         Value::Int(i) => {
             // SAFETY: live `env` of the current call, valid out-pointer.
             unsafe { sys::napi_create_double(call.env, *i as f64, &mut out) }
@@ -215,6 +236,16 @@ impl Mapper {
             with_buffers(|input_buf, output_buf| {
                 let got_input = read_lossy(&call, c"genkit:input", input_buf);
                 let got_output = read_lossy(&call, c"genkit:output", output_buf);
+                for got in [&got_input, &got_output] {
+                    match got {
+                        // The JavaScript side maps the span (its reference mapping: the value is
+                        // not copied again to normalise it).
+                        Got::TooLarge | Got::OutOfMemory => {
+                            return problem::NEEDS_JS | problem::OUT_OF_MEMORY
+                        }
+                        _ => {}
+                    }
+                }
                 let mut threw = 0;
                 if matches!(got_input, Got::Threw) {
                     threw |= problem::ATTRIBUTE_TYPE | problem::INPUT_NOT_JSON;

@@ -7,48 +7,69 @@
 //! The transcoding is simdutf's (SIMD, the widest the CPU has, chosen at run time): measured 3-10x
 //! faster than a hand-written loop or the standard library on multi-byte text (BENCHMARKS.md).
 //! Output that is not ASCII is created as UTF-16, from [`utf8_to_utf16`].
+//!
+//! Memory: every buffer is sized exactly (simdutf's length functions count the output before
+//! anything is written) and reserved with `try_reserve_exact`; a failed reservation is
+//! [`Utf::OutOfMemory`], never an abort.
 
-/// Transcodes UTF-16 to UTF-8 into `dst` (cleared first), with simdutf (SIMD, chosen at run time).
-/// Returns `false`, with `dst` empty, when `src` holds a lone surrogate (not well-formed: there is
-/// no UTF-8 for it).
-pub fn utf16_to_utf8(src: &[u16], dst: &mut String) -> bool {
+/// Why a transcoding did not produce a string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Utf {
+    /// The UTF-16 input holds a lone surrogate: UTF-8 cannot carry it.
+    NotWellFormed,
+    /// The output buffer could not be allocated.
+    OutOfMemory,
+}
+
+/// Transcodes UTF-16 to UTF-8 into `dst` (cleared first; its capacity grows to exactly the UTF-8
+/// length when too small). Errors, with `dst` empty: [`Utf::NotWellFormed`] when `src` holds a lone
+/// surrogate, [`Utf::OutOfMemory`] when the buffer cannot be allocated.
+pub fn utf16_to_utf8(src: &[u16], dst: &mut String) -> Result<(), Utf> {
     dst.clear();
     if src.is_empty() {
-        return true;
+        return Ok(());
     }
-    // At most 3 UTF-8 bytes per UTF-16 unit (a surrogate pair: 4 bytes for 2 units).
-    dst.reserve(src.len() * 3);
+    if !simdutf::validate_utf16(src) {
+        return Err(Utf::NotWellFormed);
+    }
+    let len = simdutf::utf8_length_from_utf16(src);
+    dst.try_reserve_exact(len).map_err(|_| Utf::OutOfMemory)?;
     // SAFETY: the vector is only written through simdutf below and its length is set to what
     // simdutf reports; simdutf writes UTF-8 only, so the `String` invariant holds afterwards.
     let bytes = unsafe { dst.as_mut_vec() };
-    // SAFETY: `src` is valid for `src.len()` reads; `bytes` has capacity for `3 * src.len()` bytes,
-    // the most the conversion can write; the two buffers are distinct allocations. Both pointers
-    // are non-null and aligned (slices and vectors always are, even when empty).
-    let written =
-        unsafe { simdutf::convert_utf16_to_utf8(src.as_ptr(), src.len(), bytes.as_mut_ptr()) };
-    if written == 0 {
-        // simdutf returns 0 for input that is not well-formed UTF-16 (a lone surrogate).
-        return false;
-    }
-    // SAFETY: simdutf initialised `written <= capacity` bytes with valid UTF-8.
-    unsafe { bytes.set_len(written) };
-    true
+    // SAFETY: `src` is valid for `src.len()` reads and well-formed UTF-16 (validated above);
+    // `bytes` has capacity for `len` bytes, exactly what the conversion writes (simdutf's count for
+    // this same input); distinct allocations; both pointers non-null and aligned.
+    let written = unsafe {
+        simdutf::convert_valid_utf16_to_utf8(src.as_ptr(), src.len(), bytes.as_mut_ptr())
+    };
+    // SAFETY: simdutf initialised `written` bytes with valid UTF-8; `written <= len <= capacity`
+    // (the `min` keeps this sound even if the two functions ever disagreed).
+    unsafe { bytes.set_len(written.min(len)) };
+    Ok(())
 }
 
-/// Transcodes UTF-8 to UTF-16 into `dst` (cleared first), with simdutf.
-pub fn utf8_to_utf16(src: &str, dst: &mut Vec<u16>) {
+/// Transcodes UTF-8 to UTF-16 into `dst` (cleared first; capacity grows to exactly the UTF-16
+/// length when too small). [`Utf::OutOfMemory`], with `dst` empty, when it cannot be allocated.
+pub fn utf8_to_utf16(src: &str, dst: &mut Vec<u16>) -> Result<(), Utf> {
     dst.clear();
     if src.is_empty() {
-        return;
+        return Ok(());
     }
-    // At most one UTF-16 unit per UTF-8 byte.
-    dst.reserve(src.len());
+    let len = simdutf::utf16_length_from_utf8(src.as_bytes());
+    dst.try_reserve_exact(len).map_err(|_| Utf::OutOfMemory)?;
     // SAFETY: `src` is valid UTF-8 (a `&str`) readable for `src.len()` bytes; `dst` has capacity for
-    // `src.len()` units, the most the conversion can write; distinct allocations, non-null, aligned.
+    // `len` units, exactly what the conversion writes; distinct allocations, non-null, aligned.
     let written =
         unsafe { simdutf::convert_valid_utf8_to_utf16(src.as_ptr(), src.len(), dst.as_mut_ptr()) };
-    // SAFETY: simdutf initialised `written <= capacity` units.
-    unsafe { dst.set_len(written) };
+    // SAFETY: simdutf initialised `written` units; `written <= len <= capacity`.
+    unsafe { dst.set_len(written.min(len)) };
+    Ok(())
+}
+
+/// Whether `text` is ASCII (simdutf; SIMD).
+pub fn is_ascii(text: &str) -> bool {
+    simdutf::validate_ascii(text.as_bytes())
 }
 
 #[cfg(test)]
@@ -68,10 +89,10 @@ mod tests {
         for s in samples {
             let units: Vec<u16> = s.encode_utf16().collect();
             let mut utf8 = String::new();
-            assert!(utf16_to_utf8(&units, &mut utf8));
+            assert_eq!(utf16_to_utf8(&units, &mut utf8), Ok(()));
             assert_eq!(utf8, s);
             let mut back = Vec::new();
-            utf8_to_utf16(s, &mut back);
+            utf8_to_utf16(s, &mut back).unwrap();
             assert_eq!(back, units);
         }
     }
@@ -99,10 +120,10 @@ mod tests {
                 .collect();
             let units: Vec<u16> = s.encode_utf16().collect();
             let mut utf8 = String::new();
-            assert!(utf16_to_utf8(&units, &mut utf8));
+            assert_eq!(utf16_to_utf8(&units, &mut utf8), Ok(()));
             assert_eq!(utf8, s);
             let mut back = Vec::new();
-            utf8_to_utf16(&s, &mut back);
+            utf8_to_utf16(&s, &mut back).unwrap();
             assert_eq!(back, units);
         }
     }
@@ -120,7 +141,12 @@ mod tests {
                 .chain([0xDBFF])
                 .collect::<Vec<_>>()[..],
         ] {
-            assert!(!utf16_to_utf8(units, &mut out), "{units:?}");
+            assert_eq!(
+                utf16_to_utf8(units, &mut out),
+                Err(Utf::NotWellFormed),
+                "{units:?}"
+            );
+            assert!(out.is_empty());
         }
     }
 }

@@ -1139,6 +1139,10 @@ fn tool_result<'a>(output: &'a str, out: &mut Mapped<'a>) -> Result<(), NeedsJs>
     match map_tool_result(output) {
         ToolResult::Invalid => out.problems |= problem::TOOL_OUTPUT_NOT_JSON,
         ToolResult::NeedsJs => return Err(NeedsJs),
+        ToolResult::OutOfMemory => {
+            out.problems |= problem::OUT_OF_MEMORY;
+            return Err(NeedsJs);
+        }
         ToolResult::Text(text) => out.push(sc::TOOL_CALL_RESULT, Value::Str(text)),
         ToolResult::Json(json) => out.push(sc::TOOL_CALL_RESULT, Value::str(json)),
     }

@@ -41,6 +41,10 @@ pub mod problem {
     /// An allocation sized by the span failed (growth of an output, say): nothing was written
     /// natively, and the span is mapped in JavaScript. Always set together with [`NEEDS_JS`].
     pub const OUT_OF_MEMORY: u32 = 1 << 8;
+    /// A `gen_ai.*` attribute could not be written (a setter or Proxy trap of the attribute map
+    /// threw, the map is frozen, V8 could not create the value): that attribute is missing (set by
+    /// the binding).
+    pub const WRITE_FAILED: u32 = 1 << 9;
 }
 
 /// What an output that could not be allocated sets: the span goes to the JavaScript mapping.
@@ -282,6 +286,8 @@ pub enum ToolResult<'a> {
     Json(&'a str),
     /// A JSON string holding a lone surrogate escape, which UTF-8 cannot hold: map in JavaScript.
     NeedsJs,
+    /// The decoded text could not be allocated: map in JavaScript ([`problem::OUT_OF_MEMORY`]).
+    OutOfMemory,
 }
 
 /// Maps a tool span's `genkit:output` (when it is a string) to `gen_ai.tool.call.result`.
@@ -291,9 +297,11 @@ pub fn map_tool_result(output: &str) -> ToolResult<'_> {
     };
     let text = raw.get();
     if text.starts_with('"') {
-        match serde_json::from_str::<Cow<'_, str>>(text) {
-            Ok(Cow::Borrowed(s)) => ToolResult::Text(Cow::Borrowed(s)),
-            Ok(Cow::Owned(s)) => ToolResult::Text(Cow::Owned(s)),
+        // Borrowed when the string has no escape (serde's `Cow<str>` always owns); decoded into a
+        // fallibly reserved buffer otherwise.
+        match crate::jsonstr::decode(text) {
+            Ok(s) => ToolResult::Text(s),
+            Err(crate::jsonstr::StringError::OutOfMemory) => ToolResult::OutOfMemory,
             Err(_) => ToolResult::NeedsJs,
         }
     } else {
@@ -323,13 +331,11 @@ impl<'a> Scalar<'a> {
         let text = raw.get();
         match text.as_bytes().first() {
             Some(b'"') => {
-                if !text.contains('\\') {
-                    Scalar::Str(Cow::Borrowed(&text[1..text.len() - 1]))
-                } else {
-                    match serde_json::from_str::<Cow<'a, str>>(text) {
-                        Ok(s) => Scalar::Str(s),
-                        Err(_) => Scalar::Json(text),
-                    }
+                // Borrowed without escapes; a lone surrogate or a failed allocation: JSON text, for
+                // the JavaScript side.
+                match crate::jsonstr::decode(text) {
+                    Ok(s) => Scalar::Str(s),
+                    Err(_) => Scalar::Json(text),
                 }
             }
             Some(b'-' | b'0'..=b'9') => match text.parse::<f64>() {

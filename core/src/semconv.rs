@@ -57,7 +57,7 @@ pub fn raw_is_str(raw: Raw<'_>, expected: &str) -> bool {
         return false;
     }
     // A string with escapes: decode it. A lone surrogate escape cannot spell `expected`.
-    matches!(serde_json::from_str::<std::borrow::Cow<str>>(raw.get()), Ok(s) if s == expected)
+    matches!(crate::jsonstr::decode(raw.get()), Ok(s) if s == expected)
 }
 
 /// JavaScript truthiness of a raw JSON value: `null`, `false`, `""` and numbers equal to zero

@@ -320,6 +320,9 @@ pub fn map_reference<'a>(span: &SpanInput<'a>) -> Mapped<'a> {
                 match map_tool_result(output) {
                     ToolResult::Invalid => out.problems |= problem::TOOL_OUTPUT_NOT_JSON,
                     ToolResult::NeedsJs => return needs_js(out.problems),
+                    ToolResult::OutOfMemory => {
+                        return needs_js(out.problems | problem::OUT_OF_MEMORY)
+                    }
                     ToolResult::Text(text) => out.push(sc::TOOL_CALL_RESULT, Value::Str(text)),
                     ToolResult::Json(json) => out.push(sc::TOOL_CALL_RESULT, Value::str(json)),
                 }

@@ -1,13 +1,13 @@
-//! Fuzz target on the conversion core: `map_model`, `map_tool_result`, `Scalar::of` and
-//! `otlp::decode_spans` on arbitrary bytes. The input is split at the first NUL byte into
+//! Fuzz target on the conversion core: `map_model`, `map_tool_result` and `Scalar::of` on
+//! arbitrary bytes (`otlp::decode_spans` has its own target, `otlp_decode`). The input is split at the first NUL byte into
 //! `genkit:input` and `genkit:output` (lossy UTF-8, as napi hands the core well-formed UTF-8).
 //!
 //! Invariants: no panic; every JSON attribute written is a valid JSON array; a span flagged
 //! `NEEDS_JS` gets nothing written natively; text that is not JSON is flagged as such; every raw
-//! value is valid JSON; a decoded OTLP request is valid JSON.
+//! value is valid JSON.
 #![no_main]
 
-use genkit_for_maple_core::{map_model, map_tool_result, otlp, problem, Scalar, ToolResult};
+use genkit_for_maple_core::{map_model, map_tool_result, problem, Scalar, ToolResult};
 use libfuzzer_sys::fuzz_target;
 use serde::de::IgnoredAny;
 
@@ -64,11 +64,9 @@ fuzz_target!(|data: &[u8]| {
         match map_tool_result(text) {
             ToolResult::Invalid => assert!(!is_json(text)),
             ToolResult::Json(json) => assert!(is_json(json)),
-            ToolResult::Text(_) | ToolResult::NeedsJs => assert!(is_json(text)),
+            ToolResult::Text(_) | ToolResult::NeedsJs | ToolResult::OutOfMemory => {
+                assert!(is_json(text))
+            }
         }
-    }
-
-    if let Ok(json) = otlp::decode_spans(data) {
-        assert!(is_json(&json), "decode_spans wrote invalid JSON");
     }
 });

@@ -1,0 +1,74 @@
+"use strict"
+// Issue 13: the native path never aborts, whatever the size. Each case runs in a child process
+// limited to 2.3 GB of address space (`prlimit --as`) with a 1.5 GB V8 heap, as a new user tried
+// it: a 256 MiB attribute (ASCII and two-byte, tool result and model answer) is mapped and the
+// process exits 0 (it used to abort with `memory allocation of 805306374 bytes failed`). Around
+// the native hand-off size (bindings' nativeLimits().handoffUnits) both sides map the same.
+const test = require("node:test")
+const assert = require("node:assert/strict")
+const { spawnSync } = require("node:child_process")
+const path = require("node:path")
+
+const root = path.join(__dirname, "..")
+const hasPrlimit = spawnSync("prlimit", ["--version"]).status === 0
+
+/** Runs one span of `kind` with a `mib` MiB text of `unit` under the address-space limit. */
+function underLimit(kind, unit, mib) {
+  const script = `
+    const { GenkitForMaple } = require(${JSON.stringify(root)})
+    const unit = ${JSON.stringify(unit)}
+    const text = unit.repeat(${mib} * 2 ** 20 / (unit.charCodeAt(0) > 0xff ? 2 : 1))
+    const p = new GenkitForMaple()
+    const attrs = ${JSON.stringify(kind)} === "tool"
+      ? { "genkit:metadata:subtype": "tool", "genkit:name": "t", "genkit:input": "{}", "genkit:output": '"' + text + '"' }
+      : { "genkit:metadata:subtype": "model", "genkit:name": "g/m", "genkit:output": '{"message":{"role":"model","content":[{"text":"' + text + '"}]},"finishReason":"stop"}' }
+    p.onEnd({ name: "s", attributes: attrs })
+    const out = ${JSON.stringify(kind)} === "tool" ? attrs["gen_ai.tool.call.result"] : attrs["gen_ai.output.messages"]
+    // The model answer is checked piecewise: a second 256 MiB string would exhaust the heap here.
+    const head = '[{"role":"assistant","parts":[{"type":"text","content":"'
+    const tail = '"}],"finish_reason":"stop"}]'
+    const same = ${JSON.stringify(kind)} === "tool"
+      ? out === text
+      : typeof out === "string" && out.length === head.length + text.length + tail.length && out.startsWith(head) && out.endsWith(tail) &&
+        out.slice(head.length, head.length + 4096) === text.slice(0, 4096) && out.slice(-tail.length - 4096, -tail.length) === text.slice(-4096)
+    process.stdout.write(JSON.stringify({ native: p.isNative, same }))
+  `
+  return spawnSync("prlimit", ["--as=2300000000", process.execPath, "--max-old-space-size=1500", "-e", script], {
+    encoding: "utf8",
+    maxBuffer: 1 << 20,
+  })
+}
+
+for (const kind of ["tool", "model"]) {
+  for (const [unit, label] of [["a", "ASCII"], ["ж", "two-byte"]]) {
+    test(`a 256 MiB ${label} ${kind} attribute under a 2.3 GB address-space limit: mapped, exit 0`, { skip: !hasPrlimit && "no prlimit" }, () => {
+      const r = underLimit(kind, unit, 256)
+      assert.equal(r.status, 0, `exit ${r.status} ${r.signal ?? ""}: ${r.stderr.slice(0, 500)}`)
+      assert.equal(r.stderr, "")
+      assert.deepStrictEqual(JSON.parse(r.stdout), { native: true, same: true })
+    })
+  }
+}
+
+test("around the hand-off size, every length maps the same on both paths (ASCII, two-byte, escapes)", () => {
+  const binding = require("../binding.js")
+  const { GenkitForMaple } = require("..")
+  const { mapSpanJs } = require("../js/mapping")
+  const { handoffUnits, latin1Units } = binding.nativeLimits()
+  assert.ok(latin1Units < handoffUnits)
+  const p = new GenkitForMaple()
+  // Lengths of the whole attribute value: each side of both limits.
+  for (const total of [latin1Units - 1, latin1Units, latin1Units + 1, handoffUnits - 1, handoffUnits, handoffUnits + 1]) {
+    for (const unit of ["a", "ж", "\\n", "😀"]) {
+      const body = unit.repeat(Math.floor((total - 2) / unit.length))
+      const output = `"${body}${"a".repeat(total - 2 - body.length)}"`
+      assert.equal(output.length, total)
+      const tool = { "genkit:metadata:subtype": "tool", "genkit:name": "t", "genkit:output": output }
+      const js = { ...tool }
+      p.onEnd({ name: "s", attributes: tool })
+      mapSpanJs(js)
+      assert.ok(tool["gen_ai.tool.call.result"] === js["gen_ai.tool.call.result"], `${total} ${unit}`)
+      assert.equal(tool["gen_ai.tool.call.result"].length, JSON.parse(output).length)
+    }
+  }
+})
