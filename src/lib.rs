@@ -28,8 +28,8 @@ use std::ffi::CStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
-pub mod seam;
 pub mod export;
+pub mod seam;
 mod utf;
 
 const INPUT: &CStr = c"genkit:input";
