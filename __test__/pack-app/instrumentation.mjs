@@ -1,5 +1,7 @@
 // The README's instrumentation.ts at run time, exporting to stdout instead of OTLP: one
-// `SPAN {"name","attributes"}` line per ended span, after GenkitForMaple's onEnd ran.
+// `SPAN {"name","attributes"}` line per ended span, after GenkitForMaple's onEnd ran. Mode
+// "reference", so that every span can be compared with what seed 000's processor writes (complete
+// mode, the default, is tested on the same real spans in __test__/complete-*.test.js).
 import { NodeSDK } from "@opentelemetry/sdk-node"
 import { SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { disableGenkitOTelInitialization } from "genkit/tracing"
@@ -20,7 +22,7 @@ const stdoutExporter = {
   },
 }
 
-export const processor = new GenkitForMaple()
+export const processor = new GenkitForMaple({ mode: "reference" })
 export const sdk = new NodeSDK({ spanProcessors: [processor, new SimpleSpanProcessor(stdoutExporter)] })
 
 disableGenkitOTelInitialization()
