@@ -164,7 +164,7 @@ impl<'a> Mapped<'a> {
     fn new() -> Self {
         Mapped {
             // ok: bounded by the number of attribute keys this module writes (under 40).
-            attributes: Vec::with_capacity(24),
+            attributes: Vec::with_capacity(24), // ok: a constant (the most attributes a span gets)
             problems: 0,
         }
     }
