@@ -142,7 +142,7 @@ test("npm ci --omit=optional: pure JS, one warning naming the missing platform p
 import { diag, DiagConsoleLogger, DiagLogLevel } from "@opentelemetry/api"
 import { GenkitForMaple } from "genkit-for-maple"
 diag.setLogger(new DiagConsoleLogger(), DiagLogLevel.WARN)
-const p = new GenkitForMaple()
+const p = new GenkitForMaple({ mode: "reference" }) /* compared with seed 000 */
 const attributes = { "genkit:type": "action", "genkit:metadata:subtype": "flow", "genkit:name": "supportChat" }
 p.onEnd({ name: "supportChat", attributes })
 p.onEnd({ name: "supportChat", attributes: { ...attributes } })

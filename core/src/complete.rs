@@ -629,7 +629,7 @@ fn map_input_messages<'a>(
         out.problems |= problem::INPUT_SHAPE;
         return;
     }
-    let mut text = Out::with_capacity(len / 2 + 2);
+    let mut text = Out::with_hint(len / 2 + 2);
     let mut system = Out::new();
     text.push('[');
     let mut first_system = true;
@@ -717,7 +717,7 @@ fn map_answers<'a>(response: &Response<'a>, len: usize, refused: bool, out: &mut
             reasons.push(Value::Str(r));
         }
     } else {
-        let mut text = Out::with_capacity(len / 2 + 2);
+        let mut text = Out::with_hint(len / 2 + 2);
         if reasons.try_reserve(answers.len()).is_err() {
             out.problems |= problem::OUTPUT_SHAPE;
             return;
@@ -1108,7 +1108,7 @@ fn map_tool<'a>(span: &SpanInput<'a>, out: &mut Mapped<'a>) -> Result<(), NeedsJ
             };
             match (parts, multipart.output) {
                 (Some(parts), value) => {
-                    let mut text = Out::with_capacity(output.len() / 2 + 16);
+                    let mut text = Out::with_hint(output.len() / 2 + 16);
                     text.push('{');
                     if let Some(value) = value {
                         text.push_str("\"output\":");

@@ -104,8 +104,8 @@ pub fn hex_to_binary(units: &[u16]) -> Option<Vec<u8>> {
             _ => c - 55,
         }
     }
-    // ok: ids are 16 or 32 characters in practice; the length is bounded by the string read.
-    let mut out = Vec::with_capacity(units.len() / 2);
+    // Ids are 16 or 32 characters in practice; half the length of a string already read.
+    let mut out = Vec::with_capacity(units.len() / 2); // ok: half of a buffer that exists
     for pair in units.chunks_exact(2) {
         let byte = (int_value(pair[0]) << 4) | int_value(pair[1]);
         // `Uint8Array` stores ToUint8: the low 8 bits.

@@ -137,7 +137,7 @@ fn map_input<'a>(input: Option<&'a str>, attrs: &mut ModelAttributes<'a>) {
         return;
     }
     let capacity = input.map_or(2, |s| s.len() / 2 + 2);
-    let mut out = Out::with_capacity(capacity);
+    let mut out = Out::with_hint(capacity);
     let mut system = Out::new();
     let mut first_message = true;
     let mut first_system_part = true;
@@ -189,7 +189,7 @@ fn map_output<'a>(output: &'a str, attrs: &mut ModelAttributes<'a>) {
     let mut finish_reasons: Option<Vec<Raw<'a>>> = None;
     match answer(&response.message) {
         Some(Ok(m)) => {
-            let mut out = Out::with_capacity(output.len() / 2 + 2);
+            let mut out = Out::with_hint(output.len() / 2 + 2);
             out.push('[');
             write_message(&mut out, m, response.finish_reason);
             out.push(']');
@@ -239,7 +239,7 @@ fn map_candidates<'a>(
     attrs: &mut ModelAttributes<'a>,
     finish_reasons: &mut Option<Vec<Raw<'a>>>,
 ) -> Result<(), OutOfMemory> {
-    let mut out = Out::with_capacity(output_len / 2 + 2);
+    let mut out = Out::with_hint(output_len / 2 + 2);
     let mut reasons = Vec::new();
     out.push('[');
     for candidate in candidates {

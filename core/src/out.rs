@@ -34,7 +34,7 @@ impl Out {
 
     /// An empty buffer with room for `bytes`, when that much can be had. A capacity is only a
     /// hint: when it cannot be reserved the buffer starts empty and grows as it is written.
-    pub fn with_capacity(bytes: usize) -> Self {
+    pub fn with_hint(bytes: usize) -> Self {
         let mut text = String::new();
         // A failure here is not an error: the writes that follow reserve what they need.
         let _ = text.try_reserve(bytes);
@@ -116,7 +116,7 @@ mod tests {
 
     #[test]
     fn writes_and_finishes() {
-        let mut out = Out::with_capacity(4);
+        let mut out = Out::with_hint(4);
         out.push('[');
         out.push_str("\"é\"");
         out.push(']');
@@ -126,7 +126,7 @@ mod tests {
 
     #[test]
     fn an_impossible_capacity_is_only_a_hint() {
-        let mut out = Out::with_capacity(usize::MAX);
+        let mut out = Out::with_hint(usize::MAX);
         out.push_str("ok");
         assert_eq!(out.finish(), Ok("ok".to_string()));
     }

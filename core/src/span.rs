@@ -163,8 +163,7 @@ pub struct Mapped<'a> {
 impl<'a> Mapped<'a> {
     fn new() -> Self {
         Mapped {
-            // ok: bounded by the number of attribute keys this module writes (under 40).
-            attributes: Vec::with_capacity(24),
+            attributes: Vec::with_capacity(24), // ok: a constant; the keys this module writes are under 40
             problems: 0,
         }
     }
