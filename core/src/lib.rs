@@ -8,6 +8,8 @@
 //! - [`mapping`]: model and tool span rules (seed 000) and their degradation.
 //! - [`out`]: the fallible output buffer the writers grow (an allocation failure is a problem
 //!   flag, never an abort).
+//! - [`scrub`], [`cap`], [`content`]: content control (issue 11): secret scrubbing, the size cap
+//!   of content attributes, and both applied to a span's [`span::Mapped`] output.
 //! - [`otlp`]: `ExportTraceServiceRequest` protobuf decoding.
 //! - [`span`]: the whole-span mapping shared by the processor and the native exporter (the seam:
 //!   [`span::SpanInput`] in, [`span::Mapped`] out, [`span::Options`] with the modes).
@@ -17,7 +19,9 @@
 //! - [`encode`]: `ExportTraceServiceRequest` encoding as the official JS serializer writes it.
 //! - [`jsonstr`]: JSON string literals decoded with fallible memory, borrowed when they can be.
 
+pub mod cap;
 pub mod complete;
+pub mod content;
 pub mod cost;
 pub mod encode;
 pub mod genkit;
@@ -26,6 +30,7 @@ pub mod mapping;
 pub mod otlp;
 pub mod out;
 pub mod pairing;
+pub mod scrub;
 pub mod semconv;
 pub mod span;
 

@@ -45,6 +45,10 @@ pub mod problem {
     /// threw, the map is frozen, V8 could not create the value): that attribute is missing (set by
     /// the binding).
     pub const WRITE_FAILED: u32 = 1 << 9;
+    /// A content attribute was left out because it could not be scrubbed or capped (an
+    /// allocation failed, its structure alone is over `maxContentBytes`, a path without the
+    /// scrubber): scrubbed content or none, never unscrubbed (issue 11, `crate::content`).
+    pub const CONTENT_WITHHELD: u32 = 1 << 10;
 }
 
 /// What an output that could not be allocated sets: the span goes to the JavaScript mapping.

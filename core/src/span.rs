@@ -27,8 +27,8 @@ pub enum Mode {
     Reference,
 }
 
-/// The mapping options, read once when a [`Mapper`] is made. Issue 11 adds the content options
-/// (capture on/off, secret scrubbing, size cap) here.
+/// The mapping options, read once when a [`Mapper`] is made. The content options (issue 11,
+/// [`crate::content`]) apply in both modes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Options {
     /// [`Mode`]; `Complete` by default.
@@ -36,6 +36,20 @@ pub struct Options {
     /// Complete mode: write `gen_ai.usage.cost` (USD) when the model's price is known (rule 2).
     /// `true` by default; ignored in reference mode.
     pub cost: bool,
+    /// Whether the five content attributes ([`crate::content::CONTENT_ATTRIBUTES`]) are written
+    /// (`captureContent` / `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`, resolved by the
+    /// JavaScript options). `true` by default.
+    pub capture: bool,
+    /// Whether secrets in content attributes are replaced by [`crate::scrub::PLACEHOLDER`]
+    /// ([`crate::scrub::DEFAULT_PATTERNS`] plus [`Self::secret_patterns`]). `true` by default.
+    pub scrub: bool,
+    /// Extra secret patterns (`regex` crate syntax; a group named `secret` limits the
+    /// replacement to it), compiled with the defaults into one `RegexSet` per [`Mapper`].
+    pub secret_patterns: Vec<String>,
+    /// The cap per content attribute in UTF-8 bytes ([`crate::cap`]): `None` for the mode's
+    /// default ([`crate::cap::DEFAULT_MAX_CONTENT_BYTES`] in complete mode, no cap in reference
+    /// mode), `Some(usize::MAX)` for no cap.
+    pub max_content_bytes: Option<usize>,
 }
 
 impl Default for Options {
@@ -43,6 +57,10 @@ impl Default for Options {
         Options {
             mode: Mode::Complete,
             cost: true,
+            capture: true,
+            scrub: true,
+            secret_patterns: Vec::new(),
+            max_content_bytes: None,
         }
     }
 }
@@ -201,20 +219,44 @@ pub mod keys {
 use crate::semconv as sc;
 
 /// Maps spans with one set of [`Options`], keeping the state spans of a trace share.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Mapper {
     options: Options,
+    /// The content rules of `options`, compiled once (issue 11).
+    content: crate::content::Content,
     /// Complete mode: the tool requests of model answers, for `gen_ai.tool.call.id` (rule 5).
     pairing: crate::pairing::ToolCallPairing,
 }
 
+impl Default for Mapper {
+    fn default() -> Self {
+        Mapper::new(Options::default())
+    }
+}
+
 impl Mapper {
-    /// A mapper with these options.
+    /// A mapper with these options. When [`Options::secret_patterns`] do not compile, it writes
+    /// no content attributes at all (scrubbed content or none); [`Self::try_new`] reports it.
     pub fn new(options: Options) -> Mapper {
-        Mapper {
+        Mapper::try_new(options.clone()).unwrap_or_else(|_| Mapper {
+            options,
+            content: crate::content::Content::none(),
+            pairing: Default::default(),
+        })
+    }
+
+    /// A mapper with these options. Errors: a secret pattern that does not compile.
+    pub fn try_new(options: Options) -> Result<Mapper, crate::scrub::PatternError> {
+        Ok(Mapper {
+            content: crate::content::Content::new(&options)?,
             options,
             pairing: Default::default(),
-        }
+        })
+    }
+
+    /// The content rules (issue 11), for the paths that write content outside [`Self::map`].
+    pub fn content(&self) -> &crate::content::Content {
+        &self.content
     }
 
     /// The options it was made with.
@@ -225,7 +267,7 @@ impl Mapper {
     /// Maps one ended span. Never panics on any input; a span that is not a Genkit flow, agent,
     /// model or tool span gets no attributes.
     pub fn map<'a>(&mut self, span: &SpanInput<'a>) -> Mapped<'a> {
-        match self.options.mode {
+        let mut out = match self.options.mode {
             Mode::Reference => map_reference(span),
             Mode::Complete => {
                 let mut out = complete::map(span, &self.options);
@@ -234,7 +276,10 @@ impl Mapper {
                 }
                 out
             }
-        }
+        };
+        // Content control (issue 11): capture, scrubbing, cap, on the written values.
+        self.content.apply(&mut out);
+        out
     }
 
     /// Tells the mapper a span ended that [`Self::map`] did not see (a `generate` span, a flow,

@@ -217,7 +217,11 @@ fn scenario_corpus_through_the_seam() {
     use genkit_for_maple_core::span::{parse_hex, Mapper, Mode, Options, SpanInput, Status, Value};
     let rows = rows("genkit-1.42-scenario-spans.jsonl");
     for mode in [Mode::Complete, Mode::Reference] {
-        let mut mapper = Mapper::new(Options { mode, cost: true });
+        let mut mapper = Mapper::new(Options {
+            mode,
+            cost: true,
+            ..Options::default()
+        });
         let (mut ids, mut costs) = (0, 0);
         for row in &rows {
             let subtype = attr(row, "genkit:metadata:subtype");

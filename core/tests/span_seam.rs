@@ -6,7 +6,11 @@ use genkit_for_maple_core::span::{error_type, Mapper, Mode, Options, SpanInput, 
 use serde_json::value::RawValue;
 
 fn mapper(mode: Mode) -> Mapper {
-    Mapper::new(Options { mode, cost: true })
+    Mapper::new(Options {
+        mode,
+        cost: true,
+        ..Options::default()
+    })
 }
 
 fn get<'a>(m: &'a genkit_for_maple_core::span::Mapped<'_>, key: &str) -> Option<&'a Value<'a>> {

@@ -1,0 +1,568 @@
+//! Size cap of content attributes (issue 11, item 4): a JSON content attribute larger than
+//! `max` bytes (UTF-8, as OTLP carries it) is brought under `max` so that it still parses.
+//!
+//! - Message arrays (`gen_ai.input.messages`, `gen_ai.output.messages`, [`cap_messages`]): the
+//!   oldest messages whose role is not `system` are dropped whole, one at a time, until the JSON
+//!   fits; the newest message is never dropped. How many were dropped is returned so the caller can
+//!   write it ([`DROPPED_MESSAGES`]). Seed 003, "Content": "To cap size, drop the oldest messages
+//!   whole before serializing"; truncated JSON "is dropped whole" by Maple.
+//! - Then, and for any other JSON value (`gen_ai.system_instructions`, tool call arguments and
+//!   JSON results, [`cap_json`]): the longest string values are shortened, longest first, each cut
+//!   inside its text on a character boundary (never inside a JSON escape or between the two
+//!   halves of a surrogate pair) and ended with [`MARKER`]. Object keys are never cut.
+//! - Plain text (a tool's string result, [`cap_text`]): cut on a UTF-8 character boundary, with
+//!   [`MARKER`].
+//!
+//! Where: on the written attribute, not while writing. An attribute under the cap costs one length
+//! comparison; above it, one scan of the attribute to find the messages (or strings) and one copy
+//! of what is kept. The writers stay as they are, and the cap sees exactly the bytes that would be
+//! exported (after scrubbing). `cargo bench -p genkit-for-maple-core --bench content` prints the
+//! cost.
+//!
+//! Errors ([`CapError`]): an allocation that cannot be made, or a value whose structure alone
+//! (keys, numbers, brackets, the markers) is larger than `max`: the caller leaves the attribute
+//! out.
+
+use std::borrow::Cow;
+use std::collections::TryReserveError;
+
+/// The default `maxContentBytes`: 256 KiB of UTF-8 JSON per content attribute. A model span then
+/// carries at most about 768 KiB of `gen_ai.*` content (input messages, system instructions,
+/// output messages), well below an OpenTelemetry Collector's default gRPC message limit (4 MiB per
+/// export request) and Maple's ingest limit (20 MiB per request, seed 003 "Content") even with
+/// Genkit's own `genkit:input`/`genkit:output` beside it. The same per-attribute figure Azure
+/// Monitor's OpenTelemetry exporter uses for these attributes.
+pub const DEFAULT_MAX_CONTENT_BYTES: usize = 256 * 1024;
+
+/// Ends a string value that was shortened. ASCII, no JSON escape needed.
+pub const MARKER: &str = "...[truncated]";
+
+/// The span attribute (integer) holding how many messages the cap dropped from the span's
+/// `gen_ai.input.messages` and `gen_ai.output.messages` together; absent when none. The GenAI
+/// semantic conventions define no attribute for this, and names under `gen_ai.*` are reserved for
+/// them, so it lives in this package's own namespace (`genkit_for_maple.*`).
+pub const DROPPED_MESSAGES: &str = "genkit_for_maple.content.dropped_messages";
+
+/// The span attribute (string array) naming the content attributes the cap changed (messages
+/// dropped or strings shortened); absent when none.
+pub const CAPPED_ATTRIBUTES: &str = "genkit_for_maple.content.capped";
+
+/// Why a value could not be capped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CapError {
+    /// An allocation sized by the input could not be made.
+    Alloc,
+    /// Even with every string value cut to its marker the value is larger than the cap.
+    Structure,
+}
+
+impl From<TryReserveError> for CapError {
+    fn from(_: TryReserveError) -> Self {
+        CapError::Alloc
+    }
+}
+
+/// A capped value.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Capped<'a> {
+    /// The value, borrowed when it was already under the cap.
+    pub json: Cow<'a, str>,
+    /// Messages dropped whole (always 0 for [`cap_json`] and [`cap_text`]).
+    pub dropped: usize,
+    /// String values shortened.
+    pub shortened: usize,
+}
+
+impl Capped<'_> {
+    /// Whether the cap changed the value.
+    pub fn changed(&self) -> bool {
+        self.dropped > 0 || self.shortened > 0
+    }
+}
+
+/// Caps plain text to `max` bytes: unchanged when it fits; otherwise its longest prefix that ends
+/// on a character boundary and leaves room for [`MARKER`], then the marker. A `max` smaller than
+/// the marker gives the marker alone.
+pub fn cap_text(text: &str, max: usize) -> Result<Capped<'_>, CapError> {
+    if text.len() <= max {
+        return Ok(unchanged(text));
+    }
+    let keep = floor_char_boundary(text, max.saturating_sub(MARKER.len()));
+    let mut out = String::new();
+    out.try_reserve(keep + MARKER.len())?;
+    out.push_str(&text[..keep]);
+    out.push_str(MARKER);
+    Ok(Capped {
+        json: Cow::Owned(out),
+        dropped: 0,
+        shortened: 1,
+    })
+}
+
+fn unchanged(text: &str) -> Capped<'_> {
+    Capped {
+        json: Cow::Borrowed(text),
+        dropped: 0,
+        shortened: 0,
+    }
+}
+
+fn floor_char_boundary(text: &str, mut i: usize) -> usize {
+    if i >= text.len() {
+        return text.len();
+    }
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// Caps a JSON array of GenAI messages (`[{"role":..,"parts":[..]},..]`) to `max` bytes: drops the
+/// oldest non-`system` messages whole until it fits, never the last message; when it still does
+/// not fit, shortens string values as [`cap_json`]. `json` must be a JSON array (as the writers
+/// write it); anything else is capped as [`cap_json`].
+pub fn cap_messages(json: &str, max: usize) -> Result<Capped<'_>, CapError> {
+    if json.len() <= max {
+        return Ok(unchanged(json));
+    }
+    let bytes = json.as_bytes();
+    if bytes.first() != Some(&b'[') {
+        return cap_json(json, max);
+    }
+    let elements = top_level_elements(json)?;
+    if elements.len() < 2 {
+        return cap_json(json, max);
+    }
+    // Bytes of "[" + elements joined by "," + "]".
+    let size = |kept: usize, total_len: usize| total_len + kept.saturating_sub(1) + 2;
+    let mut total_len: usize = elements.iter().map(|&(s, e)| e - s).sum();
+    let mut keep = Vec::new();
+    keep.try_reserve(elements.len())?;
+    keep.resize(elements.len(), true);
+    let mut kept = elements.len();
+    let mut dropped = 0;
+    for (i, &(s, e)) in elements.iter().enumerate().take(elements.len() - 1) {
+        if size(kept, total_len) <= max {
+            break;
+        }
+        if is_system(&json[s..e]) {
+            continue;
+        }
+        keep[i] = false;
+        kept -= 1;
+        total_len -= e - s;
+        dropped += 1;
+    }
+    let mut out = String::new();
+    out.try_reserve(size(kept, total_len))?;
+    out.push('[');
+    for (i, &(s, e)) in elements.iter().enumerate() {
+        if keep[i] {
+            if out.len() > 1 {
+                out.push(',');
+            }
+            out.push_str(&json[s..e]);
+        }
+    }
+    out.push(']');
+    if out.len() <= max {
+        return Ok(Capped {
+            json: Cow::Owned(out),
+            dropped,
+            shortened: 0,
+        });
+    }
+    let shortened = cap_json(&out, max)?;
+    Ok(Capped {
+        json: Cow::Owned(shortened.json.into_owned()),
+        dropped,
+        shortened: shortened.shortened,
+    })
+}
+
+/// The byte spans of the elements of a JSON array (whitespace around them excluded).
+fn top_level_elements(json: &str) -> Result<Vec<(usize, usize)>, CapError> {
+    let b = json.as_bytes();
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    let mut start: Option<usize> = None;
+    let mut last_end = 0;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'"' => {
+                if depth == 1 && start.is_none() {
+                    start = Some(i);
+                }
+                i = literal_end(b, i);
+                last_end = i;
+                continue;
+            }
+            b'[' | b'{' => {
+                if depth == 1 && start.is_none() {
+                    start = Some(i);
+                }
+                depth += 1;
+            }
+            b']' | b'}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    if let Some(s) = start.take() {
+                        out.try_reserve(1)?;
+                        out.push((s, last_end.max(s)));
+                    }
+                    break;
+                }
+            }
+            b',' if depth == 1 => {
+                if let Some(s) = start.take() {
+                    out.try_reserve(1)?;
+                    out.push((s, last_end.max(s)));
+                }
+            }
+            c if c.is_ascii_whitespace() => {
+                i += 1;
+                continue;
+            }
+            _ => {
+                if depth == 1 && start.is_none() {
+                    start = Some(i);
+                }
+            }
+        }
+        i += 1;
+        if depth >= 1 {
+            last_end = i;
+        }
+    }
+    Ok(out)
+}
+
+/// Whether a message object has the top-level key `role` equal to `"system"`.
+fn is_system(message: &str) -> bool {
+    let b = message.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                let end = literal_end(b, i);
+                if depth == 1 && &message[i..end] == "\"role\"" {
+                    let mut j = end;
+                    while j < b.len() && (b[j].is_ascii_whitespace() || b[j] == b':') {
+                        j += 1;
+                    }
+                    let value_end = if b.get(j) == Some(&b'"') {
+                        literal_end(b, j)
+                    } else {
+                        j
+                    };
+                    return &message[j..value_end] == "\"system\"";
+                }
+                i = end;
+                continue;
+            }
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    false
+}
+
+/// The end (after the closing quote) of the string literal starting at `start`.
+fn literal_end(b: &[u8], start: usize) -> usize {
+    let mut i = start + 1;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'"' => return i + 1,
+            _ => i += 1,
+        }
+    }
+    b.len()
+}
+
+/// Caps any JSON value to `max` bytes by shortening its string values (not keys), longest first:
+/// each is cut to the length that brings the whole under `max` (or to [`MARKER`] alone when that
+/// is not enough, and the next longest is cut), on a character boundary outside any escape.
+pub fn cap_json(json: &str, max: usize) -> Result<Capped<'_>, CapError> {
+    if json.len() <= max {
+        return Ok(unchanged(json));
+    }
+    let b = json.as_bytes();
+    // String values worth cutting: (inner start, inner end).
+    let mut strings: Vec<(usize, usize)> = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'"' {
+            i += 1;
+            continue;
+        }
+        let end = literal_end(b, i);
+        let mut j = end;
+        while j < b.len() && b[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        let is_key = b.get(j) == Some(&b':');
+        let inner = (i + 1, end.saturating_sub(1).max(i + 1));
+        if !is_key && inner.1 - inner.0 > MARKER.len() {
+            strings.try_reserve(1)?;
+            strings.push(inner);
+        }
+        i = end;
+    }
+    // Longest first; decide each cut.
+    let mut order: Vec<usize> = Vec::new();
+    order.try_reserve(strings.len())?;
+    order.extend(0..strings.len());
+    order.sort_unstable_by_key(|&k| std::cmp::Reverse(strings[k].1 - strings[k].0));
+    let mut cuts: Vec<Option<usize>> = Vec::new(); // new inner length (raw bytes before the marker)
+    cuts.try_reserve(strings.len())?;
+    cuts.resize(strings.len(), None);
+    let mut excess = json.len() - max;
+    let mut shortened = 0;
+    for &k in &order {
+        if excess == 0 {
+            break;
+        }
+        let (s, e) = strings[k];
+        let len = e - s;
+        // Longest raw prefix that, with the marker, saves `excess` bytes.
+        let target = len.saturating_sub(excess + MARKER.len());
+        let keep = raw_cut(&json[s..e], target);
+        let saved = len - (keep + MARKER.len());
+        cuts[k] = Some(keep);
+        shortened += 1;
+        excess = excess.saturating_sub(saved);
+    }
+    if excess > 0 {
+        return Err(CapError::Structure);
+    }
+    let mut by_position: Vec<usize> = Vec::new();
+    by_position.try_reserve(shortened)?;
+    by_position.extend((0..strings.len()).filter(|&k| cuts[k].is_some()));
+    let mut out = String::new();
+    out.try_reserve(max)?;
+    let mut at = 0;
+    for k in by_position {
+        let (s, _) = strings[k];
+        let keep = cuts[k].unwrap_or(0);
+        out.push_str(&json[at..s + keep]);
+        out.push_str(MARKER);
+        at = strings[k].1;
+    }
+    out.push_str(&json[at..]);
+    Ok(Capped {
+        json: Cow::Owned(out),
+        dropped: 0,
+        shortened,
+    })
+}
+
+/// The largest cut position `<= target` in a string literal's inside (`raw`, between the quotes)
+/// that is on a character boundary and not inside an escape sequence; a surrogate pair escape
+/// (`\ud83d\ude00`) is never split.
+fn raw_cut(raw: &str, target: usize) -> usize {
+    let b = raw.as_bytes();
+    let mut i = 0;
+    loop {
+        let Some(p) = b[i..].iter().position(|&c| c == b'\\').map(|p| p + i) else {
+            return floor_char_boundary(raw, target);
+        };
+        if p >= target {
+            return floor_char_boundary(raw, target).max(i);
+        }
+        let len = escape_len(b, p);
+        if p + len > target {
+            return p;
+        }
+        i = p + len;
+    }
+}
+
+/// Raw length of the escape at `p`: 2, 6 for `\uXXXX`, 12 for a surrogate pair.
+fn escape_len(b: &[u8], p: usize) -> usize {
+    if b.get(p + 1) != Some(&b'u') {
+        return 2.min(b.len() - p);
+    }
+    let hex = |at: usize| -> Option<u32> {
+        let s = std::str::from_utf8(b.get(at..at + 4)?).ok()?;
+        u32::from_str_radix(s, 16).ok()
+    };
+    match hex(p + 2) {
+        Some(0xD800..=0xDBFF)
+            if b.get(p + 6) == Some(&b'\\')
+                && b.get(p + 7) == Some(&b'u')
+                && matches!(hex(p + 8), Some(0xDC00..=0xDFFF)) =>
+        {
+            12
+        }
+        _ => 6.min(b.len() - p),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Value};
+
+    fn msg(role: &str, text: &str) -> Value {
+        json!({"role": role, "parts": [{"type": "text", "content": text}]})
+    }
+
+    #[test]
+    fn under_the_cap_is_borrowed() {
+        let j = r#"[{"role":"user","parts":[]}]"#;
+        assert!(matches!(
+            cap_messages(j, 100).unwrap().json,
+            Cow::Borrowed(_)
+        ));
+        assert!(matches!(
+            cap_json(j, j.len()).unwrap().json,
+            Cow::Borrowed(_)
+        ));
+        assert!(matches!(cap_text("abc", 3).unwrap().json, Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn drops_oldest_non_system_messages_whole() {
+        let messages: Vec<Value> = (0..10)
+            .map(|i| {
+                if i == 1 {
+                    msg("system", "be brief")
+                } else {
+                    msg(
+                        if i % 2 == 0 { "user" } else { "model" },
+                        &format!("message {i} {}", "x".repeat(100)),
+                    )
+                }
+            })
+            .collect();
+        let j = serde_json::to_string(&messages).unwrap();
+        let max = j.len() / 2;
+        let c = cap_messages(&j, max).unwrap();
+        assert!(c.json.len() <= max);
+        let back: Vec<Value> = serde_json::from_str(&c.json).unwrap();
+        assert_eq!(back.len() + c.dropped, 10);
+        assert_eq!(c.shortened, 0);
+        // The system message stays, the kept ones are the newest, in order.
+        assert_eq!(back[0], messages[1]);
+        assert_eq!(back[1..], messages[10 - (back.len() - 1)..]);
+    }
+
+    #[test]
+    fn a_single_huge_part_is_cut_with_the_marker() {
+        let text = "ab\"c\\d\u{e9}\u{1F600}".repeat(1000);
+        let j = serde_json::to_string(&vec![msg("user", "old"), msg("user", &text)]).unwrap();
+        let c = cap_messages(&j, 500).unwrap();
+        assert!(c.json.len() <= 500, "{}", c.json.len());
+        assert_eq!(c.dropped, 1);
+        assert_eq!(c.shortened, 1);
+        let back: Vec<Value> = serde_json::from_str(&c.json).unwrap();
+        let content = back[0]["parts"][0]["content"].as_str().unwrap();
+        let kept = content.strip_suffix(MARKER).unwrap();
+        assert!(text.starts_with(kept));
+        assert!(kept.len() > 300);
+    }
+
+    /// Every cap from the smallest that fits the structure to the full length, on text holding
+    /// 1-, 2-, 3- and 4-byte characters raw and escaped (`\n`, `\"`, `\u00e9`, surrogate pairs):
+    /// the result parses, fits, and its text is a prefix of the original plus the marker.
+    #[test]
+    fn multi_byte_text_cut_at_every_boundary() {
+        let text = "a\u{e9}\u{4e16}\u{1F600}\n\"\\\u{7f}\u{e9}".repeat(8);
+        let raw_escaped = r#"\u00e9\ud83d\ude00\u4e16x"#.repeat(6);
+        for value in [
+            serde_json::to_string(&text).unwrap(),
+            format!("\"{raw_escaped}{}\"", "y".repeat(20)),
+        ] {
+            let decoded: String = serde_json::from_str(&value).unwrap();
+            let j = format!(r#"[{{"role":"user","parts":[{{"type":"text","content":{value}}}]}}]"#);
+            let skeleton = j.len() - (value.len() - 2);
+            for max in skeleton + MARKER.len()..=j.len() {
+                let c = cap_messages(&j, max).unwrap();
+                assert!(c.json.len() <= max, "max {max}");
+                let back: Vec<Value> = serde_json::from_str(&c.json).expect("parses");
+                let content = back[0]["parts"][0]["content"].as_str().unwrap();
+                if max == j.len() {
+                    assert_eq!(content, decoded);
+                } else {
+                    let kept = content.strip_suffix(MARKER).expect("marker");
+                    assert!(decoded.starts_with(kept), "max {max}");
+                    // Nothing more than one unit (at most a 12-byte escape) is given away.
+                    assert!(c.json.len() + 12 > max, "max {max}: {}", c.json.len());
+                }
+            }
+            for max in 0..skeleton + MARKER.len() {
+                assert_eq!(cap_messages(&j, max).unwrap_err(), CapError::Structure);
+            }
+        }
+    }
+
+    #[test]
+    fn cap_text_cuts_on_char_boundaries() {
+        let text = "a\u{e9}\u{4e16}\u{1F600}".repeat(10);
+        for max in 0..=text.len() + 1 {
+            let c = cap_text(&text, max).unwrap();
+            if max >= text.len() {
+                assert_eq!(c.json, text);
+            } else {
+                let kept = c.json.strip_suffix(MARKER).unwrap();
+                assert!(text.starts_with(kept));
+                assert!(c.json.len() <= max.max(MARKER.len()));
+            }
+        }
+    }
+
+    #[test]
+    fn cap_json_shortens_longest_strings_and_keeps_keys() {
+        let long_key = "k".repeat(50);
+        let v = json!({ long_key.clone(): "short", "a": "x".repeat(300), "b": "y".repeat(200), "n": [1, 2, 3] });
+        let j = serde_json::to_string(&v).unwrap();
+        let c = cap_json(&j, j.len() - 100).unwrap();
+        let back: Value = serde_json::from_str(&c.json).unwrap();
+        assert_eq!(c.shortened, 1);
+        assert_eq!(back[&long_key], "short");
+        assert!(back["a"].as_str().unwrap().ends_with(MARKER));
+        assert_eq!(back["b"], "y".repeat(200));
+        // Both strings cut when one is not enough.
+        let c = cap_json(&j, j.len() - 350).unwrap();
+        assert_eq!(c.shortened, 2);
+        assert!(c.json.len() <= j.len() - 350);
+        serde_json::from_str::<Value>(&c.json).unwrap();
+    }
+
+    #[test]
+    fn structure_larger_than_the_cap_is_an_error() {
+        let j = serde_json::to_string(&vec![1u32; 1000]).unwrap();
+        assert_eq!(cap_json(&j, 100).unwrap_err(), CapError::Structure);
+    }
+
+    #[test]
+    fn thirty_megabyte_history() {
+        let turn = "Tell me more about the history of paper lanterns. \u{706f}\u{7c60} ".repeat(40);
+        let system = serde_json::to_string(&msg("system", "You are helpful.")).unwrap();
+        let user = serde_json::to_string(&msg("user", &turn)).unwrap();
+        let model = serde_json::to_string(&msg("model", &turn)).unwrap();
+        let pairs = (30 << 20) / (user.len() + model.len() + 2) + 1;
+        let mut j = format!("[{system}");
+        for _ in 0..pairs {
+            j.push(',');
+            j.push_str(&user);
+            j.push(',');
+            j.push_str(&model);
+        }
+        j.push(']');
+        assert!(j.len() >= 30 << 20);
+        let c = cap_messages(&j, DEFAULT_MAX_CONTENT_BYTES).unwrap();
+        assert!(c.json.len() <= DEFAULT_MAX_CONTENT_BYTES);
+        let back: Vec<Value> = serde_json::from_str(&c.json).unwrap();
+        assert_eq!(back[0]["role"], "system");
+        assert_eq!(back.len() + c.dropped, 1 + 2 * pairs);
+        assert_eq!(serde_json::to_string(back.last().unwrap()).unwrap(), model);
+        assert!(back.len() > 50);
+    }
+}

@@ -1,0 +1,272 @@
+//! Content control of one span's output (issue 11): the capture mode, secret scrubbing
+//! ([`crate::scrub`]) and the size cap ([`crate::cap`]) applied to the five content attributes
+//! ([`CONTENT_ATTRIBUTES`]) of a [`Mapped`] list, in the same native call as the mapping
+//! ([`crate::span::Mapper::map`]), for every entry (the processor and the native exporter alike).
+//!
+//! Per content attribute, in this order:
+//! 1. capture off ([`Options::capture`] `false`): not written; every other attribute is;
+//! 2. scrubbing on ([`Options::scrub`], the default): secrets replaced by
+//!    [`crate::scrub::PLACEHOLDER`] (JSON values stay valid, only string contents change);
+//! 3. a cap ([`Options::max_content_bytes`]; complete mode: [`crate::cap::DEFAULT_MAX_CONTENT_BYTES`]
+//!    by default, reference mode: none unless set): messages dropped whole, oldest non-system first,
+//!    then long strings cut; the counts go to [`crate::cap::DROPPED_MESSAGES`] and
+//!    [`crate::cap::CAPPED_ATTRIBUTES`].
+//!
+//! Scrubbed or nothing: when a step cannot be done (an allocation fails, a value whose structure
+//! alone is over the cap, user patterns that do not compile), the attribute is left out and
+//! [`problem::CONTENT_WITHHELD`] is set; content is never written unscrubbed when scrubbing is on.
+
+use crate::cap::{self, CapError};
+use crate::problem;
+use crate::scrub::{PatternError, Scrubber};
+use crate::semconv as sc;
+use crate::span::{keys, Mapped, Mode, Options, Value};
+use std::borrow::Cow;
+
+/// The five attributes that carry prompt, answer or tool payload text (seed 003, "Content"; the
+/// GenAI semantic conventions' opt-in content attributes).
+pub const CONTENT_ATTRIBUTES: [&str; 5] = [
+    sc::SYSTEM_INSTRUCTIONS,
+    sc::INPUT_MESSAGES,
+    sc::OUTPUT_MESSAGES,
+    keys::TOOL_CALL_ARGUMENTS,
+    sc::TOOL_CALL_RESULT,
+];
+
+/// Whether `key` is one of [`CONTENT_ATTRIBUTES`].
+pub fn is_content(key: &str) -> bool {
+    CONTENT_ATTRIBUTES.contains(&key)
+}
+
+/// The content rules of one [`Options`], compiled once (one `RegexSet` per mapper).
+#[derive(Debug, Clone)]
+pub struct Content {
+    capture: bool,
+    scrubber: Option<Scrubber>,
+    max: Option<usize>,
+}
+
+/// One content attribute after [`Content::filter`].
+#[derive(Debug, PartialEq)]
+pub enum Filtered {
+    /// Written as it is.
+    Same,
+    /// Written with this value (scrubbed and/or capped); `dropped` messages were dropped whole,
+    /// `capped` when the cap changed it.
+    Changed {
+        /// The new value.
+        value: String,
+        /// Messages the cap dropped.
+        dropped: usize,
+        /// Whether the cap changed the value.
+        capped: bool,
+    },
+    /// Not written: capture is off (flags `0`) or it could not be scrubbed or capped (an
+    /// allocation failed, or its structure alone is over the cap: [`problem::CONTENT_WITHHELD`]).
+    Withheld(u32),
+}
+
+impl Content {
+    /// The rules of `options`. Errors: a user pattern that does not compile.
+    pub fn new(options: &Options) -> Result<Content, PatternError> {
+        let scrubber = if options.capture && options.scrub {
+            Some(Scrubber::new(&options.secret_patterns)?)
+        } else {
+            None
+        };
+        let max = match (options.max_content_bytes, options.mode) {
+            (Some(usize::MAX), _) => None,
+            (Some(n), _) => Some(n),
+            (None, Mode::Complete) => Some(cap::DEFAULT_MAX_CONTENT_BYTES),
+            (None, Mode::Reference) => None,
+        };
+        Ok(Content {
+            capture: options.capture,
+            scrubber,
+            max,
+        })
+    }
+
+    /// No content at all (what a mapper whose patterns did not compile writes: scrubbed or
+    /// nothing).
+    pub fn none() -> Content {
+        Content {
+            capture: false,
+            scrubber: None,
+            max: None,
+        }
+    }
+
+    /// Whether content attributes are written at all.
+    pub fn captures(&self) -> bool {
+        self.capture
+    }
+
+    /// Whether content is written exactly as mapped (capture on, no scrubbing, no cap).
+    pub fn is_passthrough(&self) -> bool {
+        self.capture && self.scrubber.is_none() && self.max.is_none()
+    }
+
+    /// The cap in bytes, if any.
+    pub fn max_bytes(&self) -> Option<usize> {
+        self.max
+    }
+
+    /// Whether secrets are scrubbed.
+    pub fn scrubs(&self) -> bool {
+        self.scrubber.is_some()
+    }
+
+    /// Applies the rules to one content attribute's string `value` (`key` chooses how: message
+    /// arrays are capped by dropping messages; tool arguments and results are scrubbed and capped
+    /// as JSON when they are JSON, as text otherwise).
+    pub fn filter<'a>(&self, key: &str, value: &'a str) -> Filtered {
+        if !self.capture {
+            return Filtered::Withheld(0);
+        }
+        if self.is_passthrough() {
+            return Filtered::Same;
+        }
+        let messages = key == sc::INPUT_MESSAGES || key == sc::OUTPUT_MESSAGES;
+        let tool = key == keys::TOOL_CALL_ARGUMENTS || key == sc::TOOL_CALL_RESULT;
+        // Tool payloads are any text; the message attributes are the writers' JSON.
+        let mut json: Option<bool> = if tool { None } else { Some(true) };
+        let mut is_json = |v: &str| -> bool {
+            *json.get_or_insert_with(|| serde_json::from_str::<serde::de::IgnoredAny>(v).is_ok())
+        };
+        // Not OUT_OF_MEMORY: that flag sends the span to the JavaScript mapping, which would
+        // write the content unscrubbed.
+        let withheld = |_oom: bool| Filtered::Withheld(problem::CONTENT_WITHHELD);
+        let scrubbed: Cow<'a, str> = match &self.scrubber {
+            None => Cow::Borrowed(value),
+            // Fast path: a value with no needle and no `\u` escape is clean both as JSON and as text.
+            Some(s) if !value.contains("\\u") && s.is_clean(value) => Cow::Borrowed(value),
+            Some(s) => {
+                let r = if is_json(value) {
+                    s.json(value)
+                } else {
+                    s.text(value)
+                };
+                match r {
+                    Ok(v) => v,
+                    Err(_) => return withheld(true),
+                }
+            }
+        };
+        let Some(max) = self.max else {
+            return match scrubbed {
+                Cow::Borrowed(_) => Filtered::Same,
+                Cow::Owned(value) => Filtered::Changed {
+                    value,
+                    dropped: 0,
+                    capped: false,
+                },
+            };
+        };
+        if scrubbed.len() <= max {
+            return match scrubbed {
+                Cow::Borrowed(_) => Filtered::Same,
+                Cow::Owned(value) => Filtered::Changed {
+                    value,
+                    dropped: 0,
+                    capped: false,
+                },
+            };
+        }
+        let capped = if messages {
+            cap::cap_messages(&scrubbed, max)
+        } else if is_json(&scrubbed) {
+            cap::cap_json(&scrubbed, max)
+        } else {
+            cap::cap_text(&scrubbed, max)
+        };
+        match capped {
+            Ok(c) => {
+                let (dropped, changed) = (c.dropped, c.changed());
+                let value = match c.json {
+                    Cow::Owned(v) => v,
+                    Cow::Borrowed(_) => match scrubbed {
+                        Cow::Owned(v) => v,
+                        Cow::Borrowed(_) => return Filtered::Same,
+                    },
+                };
+                Filtered::Changed {
+                    value,
+                    dropped,
+                    capped: changed,
+                }
+            }
+            Err(CapError::Alloc) => withheld(true),
+            Err(CapError::Structure) => withheld(false),
+        }
+    }
+
+    /// Applies the rules to every content attribute of `out`, in place; adds
+    /// [`cap::DROPPED_MESSAGES`] and [`cap::CAPPED_ATTRIBUTES`] when the cap changed something.
+    /// Without capture the problem flags about content shapes are cleared (nothing was omitted
+    /// that would have been written).
+    pub fn apply(&self, out: &mut Mapped<'_>) {
+        if self.is_passthrough() || out.problems & problem::NEEDS_JS != 0 {
+            return;
+        }
+        if !self.capture {
+            out.attributes.retain(|(k, _)| !is_content(k));
+            out.problems &=
+                !(problem::INPUT_SHAPE | problem::OUTPUT_SHAPE | problem::TOOL_OUTPUT_NOT_JSON);
+            return;
+        }
+        let mut dropped = 0usize;
+        let mut capped: [Option<&'static str>; 5] = [None; 5];
+        let mut n_capped = 0;
+        let mut i = 0;
+        while i < out.attributes.len() {
+            let key = out.attributes[i].0;
+            if !is_content(key) {
+                i += 1;
+                continue;
+            }
+            let filtered = match &out.attributes[i].1 {
+                Value::Str(s) => self.filter(key, s),
+                // A compound value the JavaScript sink recreates: written only when unchanged.
+                Value::Json(text) => match self.filter(key, text) {
+                    Filtered::Changed { .. } => Filtered::Withheld(problem::CONTENT_WITHHELD),
+                    other => other,
+                },
+                _ => Filtered::Same,
+            };
+            match filtered {
+                Filtered::Same => i += 1,
+                Filtered::Changed {
+                    value,
+                    dropped: d,
+                    capped: c,
+                } => {
+                    out.attributes[i].1 = Value::Str(Cow::Owned(value));
+                    dropped += d;
+                    if c && n_capped < capped.len() {
+                        capped[n_capped] = Some(key);
+                        n_capped += 1;
+                    }
+                    i += 1;
+                }
+                Filtered::Withheld(flags) => {
+                    out.problems |= flags;
+                    out.attributes.remove(i);
+                }
+            }
+        }
+        if dropped > 0 {
+            out.push(
+                cap::DROPPED_MESSAGES,
+                Value::Int(i64::try_from(dropped).unwrap_or(i64::MAX)),
+            );
+        }
+        if n_capped > 0 {
+            let mut list = Vec::new();
+            if list.try_reserve_exact(n_capped).is_ok() {
+                list.extend(capped.iter().flatten().map(|k| Value::str(k)));
+                out.push(cap::CAPPED_ATTRIBUTES, Value::Array(list));
+            }
+        }
+    }
+}
