@@ -6,6 +6,7 @@
 
 const js = require("./mapping")
 const { P } = js
+const { guarded } = require("./content")
 
 const str = (v) => (typeof v === "string" ? v : undefined)
 
@@ -62,8 +63,10 @@ function normaliseJson(text) {
  * Maps one span in complete mode, in place. Returns problem flags.
  * @param {{ mapSpan: Function }} mapper the native Mapper
  * @param {{ errorType: Function }} native the binding
+ * @param {((key: string, value: unknown) => [unknown, number]) | undefined} guard content control of
+ *   the JavaScript fallback's writes (js/content.js, issue 11)
  */
-function mapComplete(mapper, native, span, attrs, subtype) {
+function mapComplete(mapper, native, span, attrs, subtype, guard) {
   switch (subtype) {
     case "flow":
     case "agent": {
@@ -97,7 +100,7 @@ function mapComplete(mapper, native, span, attrs, subtype) {
     // a key): map a normalised copy, so complete mode's rules still apply.
     const panic = result & (P.PANIC | P.OUT_OF_MEMORY)
     // Out of memory: a normalised copy would not help; the reference mapping in JS.
-    if (result & P.OUT_OF_MEMORY) return flags | panic | js.mapSpanJs(attrs)
+    if (result & P.OUT_OF_MEMORY) return flags | panic | guarded(attrs, guard, js.mapSpanJs)
     let copy
     try {
       copy = { "genkit:input": normaliseJson(attrs["genkit:input"]), "genkit:output": normaliseJson(attrs["genkit:output"]) }
@@ -107,7 +110,7 @@ function mapComplete(mapper, native, span, attrs, subtype) {
     result = copy === undefined ? P.NEEDS_JS : mapper.mapSpan(copy, ...args)
     if (result & (P.NEEDS_JS | P.PANIC)) {
       // Last resort: the reference mapping in JS.
-      return flags | panic | (result & (P.PANIC | P.OUT_OF_MEMORY)) | js.mapSpanJs(attrs)
+      return flags | panic | (result & (P.PANIC | P.OUT_OF_MEMORY)) | guarded(attrs, guard, js.mapSpanJs)
     }
     for (const key of Object.keys(copy)) {
       if (!key.startsWith("genkit:")) attrs[key] = copy[key]

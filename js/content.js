@@ -36,6 +36,21 @@ const TOKENS = new Map([
   ["FALSE", false],
 ])
 
+/** The tokens `captureContent` and the variable accept (upper-cased). */
+const CAPTURE_TOKENS = new Set(["NO_CONTENT", "SPAN_ONLY", "EVENT_ONLY", "SPAN_AND_EVENT"])
+
+// The capture-mode warnings already given (one per unrecognised value per process), to diag.
+const captureWarnings = new Set()
+function warnOnce(message) {
+  if (captureWarnings.has(message)) return
+  captureWarnings.add(message)
+  try {
+    require("@opentelemetry/api").diag.warn(message)
+  } catch {
+    // No @opentelemetry/api, or a logger that throws: nothing reaches the caller.
+  }
+}
+
 /** The default when neither the option nor the variable says: content on (seed 000 captures). */
 const DEFAULT_CAPTURE = true
 
@@ -222,9 +237,93 @@ class NoContentSpanProcessor {
   }
 }
 
+// ---- Content on the paths that write it in JavaScript (issue 11) ----
+// The native mapping applies capture, scrubbing and the cap itself (core/src/content.rs). The
+// JavaScript writers (the reference mapping of spans the binding hands back, the pure-JS
+// fallback, and reference mode's tool call arguments) write into a scratch object first; each
+// content attribute then goes through a guard before it reaches the span: the binding's
+// `filterContent` (the same rules), or, without a binding, capture and "scrubbed or nothing".
+
+/** `CONTENT_WITHHELD` of js/mapping.js's P (core problem::CONTENT_WITHHELD). */
+const CONTENT_WITHHELD = 1 << 10
+
+/** The default cap of complete mode (core cap::DEFAULT_MAX_CONTENT_BYTES); reference mode: none. */
+const DEFAULT_MAX_CONTENT_BYTES = 256 * 1024
+
+/** The cap of resolved options in bytes, `undefined` for none. */
+function capOf(options) {
+  const max = options.maxContentBytes ?? (options.mode === "complete" ? DEFAULT_MAX_CONTENT_BYTES : undefined)
+  return max === Infinity ? undefined : max
+}
+
+/**
+ * The guard of content attributes written in JavaScript: `(key, value) => [value | undefined,
+ * flags]`, or `undefined` when content is written as it is (capture on, scrubbing off, no cap).
+ * With the binding, its `filterContent` applies the mapper's rules; without it, there is no
+ * scrubber and no cap: content is not written while scrubbing is on or a value is over the cap
+ * (CONTENT_WITHHELD), never written unscrubbed.
+ * @param {ReturnType<typeof import("./options").resolveOptions>} options
+ * @param {any} native the binding, or undefined
+ * @param {any} mapper the binding's Mapper of `options`, or undefined
+ */
+function contentGuard(options, native, mapper) {
+  const max = capOf(options)
+  if (options.captureContent && !options.scrubSecrets && max === undefined) return undefined
+  if (!options.captureContent) return () => [undefined, 0]
+  if (native !== undefined && mapper !== undefined && typeof native.filterContent === "function") {
+    return (key, value) => {
+      const r = native.filterContent(mapper, key, value)
+      if (r === true) return [value, 0]
+      if (r === false) return [undefined, CONTENT_WITHHELD]
+      return [r, 0]
+    }
+  }
+  return (_key, value) => {
+    if (options.scrubSecrets) return [undefined, CONTENT_WITHHELD]
+    if (typeof value === "string" && max !== undefined && Buffer.byteLength(value, "utf8") > max) return [undefined, CONTENT_WITHHELD]
+    return [value, 0]
+  }
+}
+
+const IS_CONTENT = new Set(CONTENT_ATTRIBUTES)
+
+/**
+ * Runs `write(target)` (a JavaScript writer that reads and writes a span's attribute map) with
+ * `guard` between it and `attrs`: it writes into a scratch object whose prototype is `attrs` (so
+ * it reads the span's values), then each written attribute is copied to `attrs`, content ones
+ * through `guard`. Returns the writer's flags and the guard's.
+ */
+function guarded(attrs, guard, write) {
+  if (guard === undefined) return write(attrs)
+  const scratch = Object.create(attrs)
+  let flags = write(scratch)
+  for (const key of Object.keys(scratch)) {
+    let value = scratch[key]
+    if (IS_CONTENT.has(key)) {
+      const [kept, f] = guard(key, value)
+      flags |= f
+      if (kept === undefined) continue
+      value = kept
+    }
+    try {
+      attrs[key] = value
+    } catch {
+      flags |= 1 << 9 // WRITE_FAILED
+    }
+  }
+  return flags
+}
+
 module.exports = {
+  contentGuard,
+  guarded,
+  capOf,
+  CONTENT_WITHHELD,
+  DEFAULT_MAX_CONTENT_BYTES,
   CONTENT_ATTRIBUTES,
   CAPTURE_ENV,
+  CAPTURE_TOKENS,
+  warnOnce,
   resolveCapture,
   viewWithout,
   NoContentSpanExporter,

@@ -19,6 +19,7 @@ const P = Object.freeze({
   PANIC: 1 << 7,
   OUT_OF_MEMORY: 1 << 8,
   WRITE_FAILED: 1 << 9,
+  CONTENT_WITHHELD: 1 << 10,
 })
 
 /** What {@link read} returns when the attribute's getter (or Proxy trap) threw. */

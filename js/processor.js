@@ -7,6 +7,7 @@ const { P } = js
 const { resolveOptions } = require("./options")
 const { mapComplete } = require("./complete")
 const { isLocalRoot, endTrace } = require("./pairing")
+const { contentGuard, guarded } = require("./content")
 
 // `diag` from @opentelemetry/api, an optional peer: without it problems are counted, not logged.
 let diag
@@ -36,11 +37,15 @@ function warnNativeOnce() {
   if (nativeWarned || nativeError === undefined) return
   nativeWarned = true
   try {
-    diag?.warn(require("./load").describe(nativeError))
+    diag?.warn(`${require("./load").describe(nativeError)} ${NO_SCRUBBER}`)
   } catch {
     // A diag logger that throws must not reach onEnd's caller.
   }
 }
+
+// Issue 11: the pure-JS mapping has no secret scrubber and no cap.
+const NO_SCRUBBER =
+  "The pure-JS mapping has no secret scrubber: while scrubSecrets is on (the default) it writes no content attributes (gen_ai.input.messages, gen_ai.output.messages, gen_ai.system_instructions, gen_ai.tool.call.arguments, gen_ai.tool.call.result) rather than unscrubbed ones; scrubSecrets: false writes them unscrubbed."
 
 const PROBLEM_TEXT = [
   [P.INPUT_NOT_JSON, "genkit:input is not valid JSON (truncated by an attribute value length limit?); gen_ai.input.messages and gen_ai.system_instructions omitted"],
@@ -52,6 +57,7 @@ const PROBLEM_TEXT = [
   [P.OUT_OF_MEMORY, "the native mapping could not allocate memory for this span; the span was mapped in JavaScript"],
   [P.ATTRIBUTE_TYPE, "unexpected error while mapping; some gen_ai.* attributes may be missing"],
   [P.WRITE_FAILED, "a gen_ai.* attribute could not be written (a setter or Proxy trap threw, or the attribute map is frozen); it is missing"],
+  [P.CONTENT_WITHHELD, "a content attribute was not written: it could not be scrubbed or capped (no memory, its structure alone over maxContentBytes, a value too long to copy, or the pure-JS mapping, which has no secret scrubber); content is written scrubbed or not at all"],
 ]
 
 const REPORT_INTERVAL_MS = 60_000
@@ -99,12 +105,12 @@ const TO_JS = P.NEEDS_JS | P.PANIC | P.OUT_OF_MEMORY
  * When it answers NEEDS_JS (a lone surrogate, a value serde_json refuses, a string longer than its
  * hand-off size), OUT_OF_MEMORY or PANIC, the JS twin maps the span from the same values.
  */
-function mapModelNative(native, attrs) {
+function mapModelNative(native, attrs, rules, guard) {
   const input = js.read(attrs, "genkit:input")
   const output = js.read(attrs, "genkit:output")
   const inputThrew = input === js.THREW
-  const flags = native.mapModelSpan(attrs, inputThrew ? undefined : input, output === js.THREW ? undefined : output, inputThrew)
-  if (flags & TO_JS) return (flags & (P.PANIC | P.OUT_OF_MEMORY)) | js.mapModelAttributes(attrs, input, output)
+  const flags = native.mapModelSpan(attrs, inputThrew ? undefined : input, output === js.THREW ? undefined : output, inputThrew, rules)
+  if (flags & TO_JS) return (flags & (P.PANIC | P.OUT_OF_MEMORY)) | guarded(attrs, guard, (t) => js.mapModelAttributes(t, input, output))
   return (
     flags |
     (inputThrew ? P.ATTRIBUTE_TYPE | P.INPUT_NOT_JSON : 0) |
@@ -113,11 +119,11 @@ function mapModelNative(native, attrs) {
 }
 
 /** A tool span's `gen_ai.tool.call.result` through the binding; the same rules as mapModelNative. */
-function mapToolNative(native, attrs) {
+function mapToolNative(native, attrs, rules, guard) {
   const output = js.read(attrs, "genkit:output")
   if (output === js.THREW) return js.mapToolResult(attrs, output)
-  const flags = native.mapToolSpan(attrs, output)
-  return flags & TO_JS ? (flags & (P.PANIC | P.OUT_OF_MEMORY)) | js.mapToolResult(attrs, output) : flags
+  const flags = native.mapToolSpan(attrs, output, rules)
+  return flags & TO_JS ? (flags & (P.PANIC | P.OUT_OF_MEMORY)) | guarded(attrs, guard, (t) => js.mapToolResult(t, output)) : flags
 }
 
 /** The message of the panic behind a PANIC flag (kept by the binding's panic hook), if any. */
@@ -143,11 +149,18 @@ class GenkitForMaple {
     this.native = loadNative()
     this.problems = new Reporter()
     // Complete mode runs through the core's whole-span mapping (issue 10); without the binding
-    // the pure-JS mapping runs reference mode (its one diag warning says so).
-    this.mapper =
-      this.native !== undefined && this.options.mode === "complete"
-        ? new this.native.Mapper({ mode: this.options.mode, cost: this.options.cost })
-        : undefined
+    // the pure-JS mapping runs reference mode (its one diag warning says so). The Mapper is made
+    // from the resolved options, content control included (issue 11); reference mode's native
+    // writers get it as `rules`, the JavaScript writers the guard (js/content.js).
+    let mapper
+    try {
+      mapper = this.native !== undefined ? new this.native.Mapper(this.options) : undefined
+    } catch (error) {
+      throw new TypeError(`GenkitForMaple: option "secretPatterns": ${safeMessage(error)}`)
+    }
+    this.mapper = this.options.mode === "complete" ? mapper : undefined
+    this.rules = mapper
+    this.guard = contentGuard(this.options, this.native, mapper)
   }
 
   /** Whether spans are mapped by the native binding (`true`) or the pure-JS mapping. */
@@ -166,7 +179,7 @@ class GenkitForMaple {
       const native = this.native
       let flags = 0
       if (this.mapper !== undefined) {
-        flags = subtype === undefined ? 0 : mapComplete(this.mapper, native, span, attrs, subtype)
+        flags = subtype === undefined ? 0 : mapComplete(this.mapper, native, span, attrs, subtype, this.guard)
         // A local root span ended: its trace is complete, its tool call id state can go (rule 5).
         if (isLocalRoot(span)) endTrace(this.mapper, span)
       } else if (subtype === undefined) {
@@ -174,11 +187,11 @@ class GenkitForMaple {
       } else if (native === undefined || (subtype !== "model" && subtype !== "tool")) {
         // Flow and agent spans need no JSON (the JS mapping is their fast path); without the
         // binding, everything goes through the JS mapping.
-        flags = js.mapSpanJs(attrs)
+        flags = native === undefined ? guarded(attrs, this.guard, js.mapSpanJs) : js.mapSpanJs(attrs)
       } else if (subtype === "model") {
-        flags = js.mapModelName(attrs) | mapModelNative(native, attrs)
+        flags = js.mapModelName(attrs) | mapModelNative(native, attrs, this.rules, this.guard)
       } else {
-        flags = js.mapToolName(attrs) | mapToolNative(native, attrs)
+        flags = guarded(attrs, this.guard, js.mapToolName) | mapToolNative(native, attrs, this.rules, this.guard)
       }
       if (flags !== 0) this.problems.report(flags, span, flags & P.PANIC ? panicMessage(native) : undefined)
     } catch (error) {

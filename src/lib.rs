@@ -38,13 +38,14 @@
 extern crate napi_derive;
 
 use genkit_for_maple_core::{map_model, map_tool_result, otlp, problem, Scalar, ToolResult};
-use napi::bindgen_prelude::{Buffer, JsValue, Object, Unknown};
+use napi::bindgen_prelude::{Buffer, ClassInstance, JsValue, Object, Unknown};
 use napi::{sys, Env};
 use std::cell::RefCell;
 use std::ffi::CStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
+mod content;
 pub mod export;
 pub mod seam;
 mod utf;
@@ -511,8 +512,10 @@ pub fn map_model_span(
     input: Unknown<'_>,
     output: Unknown<'_>,
     skip_input: Option<bool>,
+    mapper: Option<ClassInstance<'_, seam::Mapper>>,
 ) -> u32 {
     quiet_panics();
+    let rules = content::rules_of(&mapper);
     let call = call_of(&env, &attributes);
     let (input, output) = (input.raw(), output.raw());
     let skip_input = skip_input.unwrap_or(false);
@@ -557,15 +560,30 @@ pub fn map_model_span(
                 return attrs.problems | problem::NEEDS_JS;
             }
             let mut problems = attrs.problems;
+            // Content control (issue 11): the processor's mapper's rules, when given.
+            let rules = rules.as_deref();
+            if rules.is_some_and(|r| !r.captures()) {
+                problems &= !(problem::INPUT_SHAPE | problem::OUTPUT_SHAPE);
+            }
+            let mut written = content::Written::default();
             if let Some(s) = attrs.input_messages.take() {
-                problems |= call.set_string(c"gen_ai.input.messages", &s);
+                problems |=
+                    content::write(&call, rules, c"gen_ai.input.messages", &s, &mut written);
             }
             if let Some(s) = attrs.system_instructions.take() {
-                problems |= call.set_string(c"gen_ai.system_instructions", &s);
+                problems |= content::write(
+                    &call,
+                    rules,
+                    c"gen_ai.system_instructions",
+                    &s,
+                    &mut written,
+                );
             }
             if let Some(s) = attrs.output_messages.take() {
-                problems |= call.set_string(c"gen_ai.output.messages", &s);
+                problems |=
+                    content::write(&call, rules, c"gen_ai.output.messages", &s, &mut written);
             }
+            problems |= content::finish(&call, &written);
             if let Some(reasons) = &reasons {
                 problems |=
                     call.set_with(c"gen_ai.response.finish_reasons", || call.array(reasons));
@@ -589,8 +607,14 @@ pub fn map_model_span(
 /// `WRITE_FAILED` when the attribute could not be written, `NEEDS_JS`/`OUT_OF_MEMORY`/`PANIC` when
 /// the caller must map it in JavaScript. Never throws.
 #[napi]
-pub fn map_tool_span(env: Env, attributes: Object<'_>, output: Unknown<'_>) -> u32 {
+pub fn map_tool_span(
+    env: Env,
+    attributes: Object<'_>,
+    output: Unknown<'_>,
+    mapper: Option<ClassInstance<'_, seam::Mapper>>,
+) -> u32 {
     quiet_panics();
+    let rules = content::rules_of(&mapper);
     let call = call_of(&env, &attributes);
     let output = output.raw();
     let outcome = catch_unwind(AssertUnwindSafe(|| {
@@ -601,13 +625,17 @@ pub fn map_tool_span(env: Env, attributes: Object<'_>, output: Unknown<'_>) -> u
                 other => return other.hand_off().unwrap_or(0),
             }
             let output = buf.as_str();
-            match map_tool_result(output) {
+            let rules = rules.as_deref();
+            let mut written = content::Written::default();
+            let key = c"gen_ai.tool.call.result";
+            let flags = match map_tool_result(output) {
                 ToolResult::Invalid => problem::TOOL_OUTPUT_NOT_JSON,
                 ToolResult::NeedsJs => problem::NEEDS_JS,
                 ToolResult::OutOfMemory => OUT_OF_MEMORY,
-                ToolResult::Text(text) => call.set_string(c"gen_ai.tool.call.result", &text),
-                ToolResult::Json(json) => call.set_string(c"gen_ai.tool.call.result", json),
-            }
+                ToolResult::Text(text) => content::write(&call, rules, key, &text, &mut written),
+                ToolResult::Json(json) => content::write(&call, rules, key, json, &mut written),
+            };
+            flags | content::finish(&call, &written)
         })
     }));
     outcome.unwrap_or(problem::PANIC)

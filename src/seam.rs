@@ -25,12 +25,78 @@ pub struct MapperOptions {
     pub mode: String,
     /// Complete mode: write `gen_ai.usage.cost`.
     pub cost: bool,
+    /// Issue 11: write the five content attributes (default `true`).
+    pub capture_content: Option<bool>,
+    /// Issue 11: replace secrets in content attributes (default `true`).
+    pub scrub_secrets: Option<bool>,
+    /// Issue 11: extra secret patterns (`regex` crate syntax).
+    pub secret_patterns: Option<Vec<String>>,
+    /// Issue 11: the cap per content attribute in bytes; `Infinity` for none; absent: the mode's
+    /// default.
+    pub max_content_bytes: Option<f64>,
+}
+
+/// The core options of `options`; a `TypeError` for an unknown mode or a secret pattern that
+/// does not compile (the entries that construct a [`Mapper`] call this once).
+pub(crate) fn core_options(options: MapperOptions) -> napi::Result<Options> {
+    let mode = match options.mode.as_str() {
+        "complete" => Mode::Complete,
+        "reference" => Mode::Reference,
+        other => {
+            return Err(napi::Error::new(
+                napi::Status::InvalidArg,
+                format!("unknown mode {other:?}"),
+            ))
+        }
+    };
+    let max_content_bytes = match options.max_content_bytes {
+        None => None,
+        Some(n) if n.is_finite() && n >= 1.0 => Some(n as usize),
+        Some(n) if n == f64::INFINITY => Some(usize::MAX),
+        Some(n) => {
+            return Err(napi::Error::new(
+                napi::Status::InvalidArg,
+                format!("maxContentBytes must be a positive integer or Infinity, got {n}"),
+            ))
+        }
+    };
+    Ok(Options {
+        mode,
+        cost: options.cost,
+        capture: options.capture_content.unwrap_or(true),
+        scrub: options.scrub_secrets.unwrap_or(true),
+        secret_patterns: options.secret_patterns.unwrap_or_default(),
+        max_content_bytes,
+    })
+}
+
+/// The core mapper of `options`: a `TypeError` naming the secret pattern that does not compile.
+pub(crate) fn core_mapper(options: MapperOptions) -> napi::Result<span::Mapper> {
+    span::Mapper::try_new(core_options(options)?).map_err(|e| {
+        napi::Error::new(
+            napi::Status::InvalidArg,
+            format!(
+                "secretPatterns[{}] does not compile: {}",
+                e.index, e.message
+            ),
+        )
+    })
 }
 
 /// The whole-span mapping with one set of options (core `span::Mapper`).
 #[napi]
 pub struct Mapper {
     inner: RefCell<span::Mapper>,
+    /// The content rules of the options (issue 11), shared with reference mode's writers
+    /// (`src/content.rs`) without borrowing `inner`.
+    content: std::sync::Arc<genkit_for_maple_core::content::Content>,
+}
+
+impl Mapper {
+    /// The content rules (issue 11).
+    pub(crate) fn content_rules(&self) -> std::sync::Arc<genkit_for_maple_core::content::Content> {
+        std::sync::Arc::clone(&self.content)
+    }
 }
 
 /// What [`read_lossy`] found.
@@ -189,24 +255,14 @@ fn has_json(value: &Value<'_>) -> bool {
 
 #[napi]
 impl Mapper {
-    /// A mapper with these options. Throws a `TypeError` for an unknown mode.
+    /// A mapper with these options. Throws a `TypeError` for an unknown mode, a bad
+    /// `maxContentBytes` or a secret pattern that does not compile.
     #[napi(constructor)]
     pub fn new(options: MapperOptions) -> napi::Result<Self> {
-        let mode = match options.mode.as_str() {
-            "complete" => Mode::Complete,
-            "reference" => Mode::Reference,
-            other => {
-                return Err(napi::Error::new(
-                    napi::Status::InvalidArg,
-                    format!("unknown mode {other:?}"),
-                ))
-            }
-        };
+        let mapper = core_mapper(options)?;
         Ok(Mapper {
-            inner: RefCell::new(span::Mapper::new(Options {
-                mode,
-                cost: options.cost,
-            })),
+            content: std::sync::Arc::new(mapper.content().clone()),
+            inner: RefCell::new(mapper),
         })
     }
 

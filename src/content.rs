@@ -1,0 +1,175 @@
+//! Content control (issue 11) on the paths that write content outside the core's
+//! `Mapper::map`: reference mode's model and tool writers in `lib.rs` (`mapModelSpan`,
+//! `mapToolSpan`, given the processor's [`Mapper`]) and `filterContent` for the values the
+//! JavaScript side writes itself (tool call arguments, spans handed to JavaScript). The rules are
+//! the core's ([`genkit_for_maple_core::content::Content`]), compiled once per [`Mapper`].
+
+use super::seam::Mapper;
+use super::{Call, Read, HANDOFF_UNITS};
+use genkit_for_maple_core::content::{Content, Filtered};
+use napi::bindgen_prelude::{ClassInstance, Either, JsValue, Unknown};
+use napi::Env;
+use std::ffi::CStr;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// What the content writes of one span added up to.
+#[derive(Default)]
+pub(crate) struct Written {
+    dropped: usize,
+    capped: Vec<&'static CStr>,
+}
+
+/// Writes content attribute `key` = `value` through `content` (capture, scrubbing, cap), or as it
+/// is without one. Returns problem flags.
+pub(crate) fn write(
+    call: &Call,
+    content: Option<&Content>,
+    key: &'static CStr,
+    value: &str,
+    written: &mut Written,
+) -> u32 {
+    let Some(content) = content else {
+        return call.set_string(key, value);
+    };
+    match content.filter(key.to_str().unwrap_or(""), value) {
+        Filtered::Same => call.set_string(key, value),
+        Filtered::Withheld(flags) => flags,
+        Filtered::Changed {
+            value,
+            dropped,
+            capped,
+        } => {
+            written.dropped += dropped;
+            if capped && written.capped.try_reserve(1).is_ok() {
+                written.capped.push(key);
+            }
+            call.set_string(key, &value)
+        }
+    }
+}
+
+/// Writes `genkit_for_maple.content.dropped_messages` and `genkit_for_maple.content.capped`
+/// (core `cap::DROPPED_MESSAGES`, `cap::CAPPED_ATTRIBUTES`) when the cap changed something.
+pub(crate) fn finish(call: &Call, written: &Written) -> u32 {
+    let mut problems = 0;
+    if written.dropped > 0 {
+        let n = genkit_for_maple_core::Scalar::Num(written.dropped as f64);
+        problems |= call.set_with(c"genkit_for_maple.content.dropped_messages", || {
+            call.scalar(&n)
+        });
+    }
+    if !written.capped.is_empty() {
+        let mut list = Vec::new();
+        if list.try_reserve_exact(written.capped.len()).is_err() {
+            return problems;
+        }
+        list.extend(written.capped.iter().map(|k| {
+            genkit_for_maple_core::Scalar::Str(std::borrow::Cow::Borrowed(k.to_str().unwrap_or("")))
+        }));
+        problems |= call.set_with(c"genkit_for_maple.content.capped", || call.array(&list));
+    }
+    problems
+}
+
+/// The content rules of `mapper`, when given.
+pub(crate) fn rules_of(
+    mapper: &Option<ClassInstance<'_, Mapper>>,
+) -> Option<std::sync::Arc<Content>> {
+    mapper.as_ref().map(|m| m.content_rules())
+}
+
+/// Applies the mapper's content rules (capture, secret scrubbing, cap; issue 11) to one content
+/// attribute value the JavaScript side writes itself: `key` is the attribute
+/// (`gen_ai.tool.call.arguments`, ...), `value` its value. Returns `true` to write the value as it
+/// is, a string to write instead, `false` to leave the attribute out (capture off, or it could not
+/// be scrubbed or capped: too long to copy, no memory). A value that is not a string: `true`.
+/// Never throws.
+#[napi]
+pub fn filter_content(
+    env: Env,
+    mapper: ClassInstance<'_, Mapper>,
+    key: String,
+    value: Unknown<'_>,
+) -> Either<String, bool> {
+    let rules = mapper.content_rules();
+    if rules.is_passthrough() {
+        return Either::B(true);
+    }
+    if !rules.captures() {
+        return Either::B(false);
+    }
+    let call = Call {
+        env: env.raw(),
+        object: std::ptr::null_mut(),
+    };
+    let raw = value.raw();
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let mut buf = String::new();
+        // Lone surrogates are read as U+FFFD: kept as written unless a secret or the cap changes
+        // the value.
+        match read_lossy(&call, raw, &mut buf) {
+            Read::Str => {}
+            Read::Absent => return Either::B(true),
+            // Too long to copy here (above HANDOFF_UNITS) or no memory: nothing rather than
+            // unscrubbed.
+            _ => return Either::B(false),
+        }
+        match rules.filter(&key, &buf) {
+            Filtered::Same => Either::B(true),
+            Filtered::Withheld(_) => Either::B(false),
+            Filtered::Changed { value, .. } => Either::A(value),
+        }
+    }));
+    outcome.unwrap_or(Either::B(false))
+}
+
+/// [`Call::read_string`], with a lone surrogate read as U+FFFD (fallible buffers, nothing copied
+/// above [`HANDOFF_UNITS`]).
+fn read_lossy(call: &Call, value: napi::sys::napi_value, buf: &mut String) -> Read {
+    match call.read_string(value, buf) {
+        Read::NotWellFormed => {}
+        other => return other,
+    }
+    let mut len = 0usize;
+    // SAFETY: live `env` of the current call; a null buffer asks for the length in UTF-16 units.
+    let status = unsafe {
+        napi::sys::napi_get_value_string_utf16(call.env, value, std::ptr::null_mut(), 0, &mut len)
+    };
+    if status != napi::sys::Status::napi_ok {
+        return Read::Absent;
+    }
+    if len > HANDOFF_UNITS {
+        return Read::TooLarge;
+    }
+    let mut units: Vec<u16> = Vec::new();
+    if units.try_reserve_exact(len + 1).is_err() {
+        return Read::OutOfMemory;
+    }
+    let mut got = 0usize;
+    // SAFETY: `units` has capacity for `len + 1` code units; napi writes at most that many.
+    let status = unsafe {
+        napi::sys::napi_get_value_string_utf16(
+            call.env,
+            value,
+            units.as_mut_ptr(),
+            len + 1,
+            &mut got,
+        )
+    };
+    if status != napi::sys::Status::napi_ok {
+        return Read::Absent;
+    }
+    // SAFETY: napi initialised `got <= len` code units.
+    unsafe { units.set_len(got.min(len)) };
+    buf.clear();
+    if buf
+        .try_reserve_exact(units.len().saturating_mul(3))
+        .is_err()
+    {
+        return Read::OutOfMemory;
+    }
+    for c in char::decode_utf16(units.iter().copied()) {
+        buf.push(c.unwrap_or(char::REPLACEMENT_CHARACTER));
+    }
+    Read::Str
+}
