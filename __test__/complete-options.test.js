@@ -12,10 +12,10 @@ const binding = require("../binding.js")
 const { load, normalise } = require("./helpers/fixtures")
 
 test("options: defaults, valid values, and a TypeError naming the option for anything else", () => {
-  assert.deepEqual(new GenkitForMaple().options, { mode: "complete", cost: true })
-  assert.deepEqual(new GenkitForMaple({}).options, { mode: "complete", cost: true })
-  assert.deepEqual(new GenkitForMaple({ mode: "reference" }).options, { mode: "reference", cost: true })
-  assert.deepEqual(new GenkitForMaple({ cost: false, mode: undefined }).options, { mode: "complete", cost: false })
+  assert.deepEqual(new GenkitForMaple().options, { mode: "complete", cost: true, captureContent: true, scrubSecrets: true, secretPatterns: [], maxContentBytes: undefined })
+  assert.deepEqual(new GenkitForMaple({}).options, { mode: "complete", cost: true, captureContent: true, scrubSecrets: true, secretPatterns: [], maxContentBytes: undefined })
+  assert.deepEqual(new GenkitForMaple({ mode: "reference" }).options, { mode: "reference", cost: true, captureContent: true, scrubSecrets: true, secretPatterns: [], maxContentBytes: undefined })
+  assert.deepEqual(new GenkitForMaple({ cost: false, mode: undefined }).options, { mode: "complete", cost: false, captureContent: true, scrubSecrets: true, secretPatterns: [], maxContentBytes: undefined })
   const bad = [
     [null, /options must be an object, got null/],
     [42, /options must be an object, got number 42/],

@@ -22,7 +22,12 @@ const consoleCalls = []
 for (const m of ["log", "warn", "error", "info", "debug"]) console[m] = (...a) => consoleCalls.push(m)
 const { GenkitForMaple } = require(${JSON.stringify(pkg)})
 const { load } = require(${JSON.stringify(path.join(__dirname, "helpers", "fixtures.js"))})
-const a = new GenkitForMaple({ mode: "reference" }), b = new GenkitForMaple({ mode: "reference" })
+const a = new GenkitForMaple({ mode: "reference", scrubSecrets: false }), b = new GenkitForMaple({ mode: "reference", scrubSecrets: false })
+// Issue 11: without the binding there is no secret scrubber: with scrubbing on (the default) no
+// content attribute is written, never an unscrubbed one; every other attribute is.
+const scrubbing = new GenkitForMaple({ mode: "reference" })
+const CONTENT = ["gen_ai.system_instructions", "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"]
+let contentWritten = 0, otherMismatches = 0
 const rows = load("genkit-1.42-spans.jsonl").concat(load("genkit-1.42-plugin-spans.jsonl"))
 let mismatches = 0
 for (const p of [a, b]) for (const row of rows) {
@@ -30,9 +35,16 @@ for (const p of [a, b]) for (const row of rows) {
   p.onEnd({ attributes: attrs, name: row.name })
   if (JSON.stringify(attrs) !== JSON.stringify(row.expected_attributes)) mismatches++
 }
+for (const row of rows) {
+  const attrs = structuredClone(row.attributes)
+  scrubbing.onEnd({ attributes: attrs, name: row.name })
+  contentWritten += CONTENT.filter((k) => k in attrs).length
+  const expected = Object.fromEntries(Object.entries(row.expected_attributes).filter(([k]) => !CONTENT.includes(k)))
+  if (JSON.stringify(attrs) !== JSON.stringify(expected)) otherMismatches++
+}
 let threw = 0
 for (const c of load("adversarial-dev.jsonl")) try { a.onEnd({ attributes: structuredClone(c.attributes), name: c.id }) } catch { threw++ }
-process.stdout.write(JSON.stringify({ native: [a.isNative, b.isNative], mismatches, mapped: 2 * rows.length, threw, logs: logs.filter(([, m]) => m.includes("native binding unavailable")), consoleCalls }))
+process.stdout.write(JSON.stringify({ native: [a.isNative, b.isNative], mismatches, contentWritten, otherMismatches, mapped: 2 * rows.length, threw, logs: logs.filter(([, m]) => m.includes("native binding unavailable")), consoleCalls }))
 `
 
 function run(args, env = {}) {
@@ -44,11 +56,14 @@ function run(args, env = {}) {
 function check(result, reason) {
   assert.deepStrictEqual(result.native, [false, false])
   assert.equal(result.mismatches, 0)
+  assert.equal(result.contentWritten, 0, "no content without a scrubber")
+  assert.equal(result.otherMismatches, 0)
   assert.equal(result.mapped, 312)
   assert.equal(result.threw, 0)
   assert.equal(result.logs.length, 1, "exactly one diag warning")
   assert.equal(result.logs[0][0], "warn")
   assert.match(result.logs[0][1], reason)
+  assert.match(result.logs[0][1], /no secret scrubber: while scrubSecrets is on \(the default\) it writes no content attributes/)
   assert.deepStrictEqual(result.consoleCalls, [])
 }
 

@@ -37,7 +37,7 @@ function warnNativeOnce() {
   if (nativeWarned || nativeError === undefined) return
   nativeWarned = true
   try {
-    diag?.warn(`${require("./load").describe(nativeError)} ${NO_SCRUBBER}`)
+    diag?.warn(`${require("./load").describe(nativeError)}. ${NO_SCRUBBER}`)
   } catch {
     // A diag logger that throws must not reach onEnd's caller.
   }

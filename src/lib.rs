@@ -698,6 +698,8 @@ pub struct ProblemFlags {
     pub out_of_memory: u32,
     /// A `gen_ai.*` attribute could not be written (a setter or Proxy trap threw, a frozen map).
     pub write_failed: u32,
+    /// A content attribute was left out: it could not be scrubbed or capped (issue 11).
+    pub content_withheld: u32,
 }
 
 /// Returns the problem flags, so the JavaScript side never hard-codes their values.
@@ -714,6 +716,7 @@ pub fn problem_flags() -> ProblemFlags {
         panic: problem::PANIC,
         out_of_memory: problem::OUT_OF_MEMORY,
         write_failed: problem::WRITE_FAILED,
+        content_withheld: problem::CONTENT_WITHHELD,
     }
 }
 
