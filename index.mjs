@@ -5,4 +5,7 @@ import cjs from "./index.js"
 
 export const GenkitForMaple = cjs.GenkitForMaple
 export const mapSpanJs = cjs.mapSpanJs
+export const NoContentSpanExporter = cjs.NoContentSpanExporter
+export const NoContentSpanProcessor = cjs.NoContentSpanProcessor
+export const CONTENT_ATTRIBUTES = cjs.CONTENT_ATTRIBUTES
 export default cjs

@@ -20,7 +20,9 @@ const CONTENT = [
 ]
 
 // The child: a diag logger that records, the corpus through one processor; prints a summary.
-const child = (optionSource) => `
+// Reference mode, whose output the corpus holds; without the binding, scrubSecrets: false (the
+// pure-JS mapping has no scrubber and writes no content while scrubbing is on: fallback.test.js).
+const child = (optionSource, forceJs, mode = "reference") => `
 const { diag, DiagLogLevel } = require("@opentelemetry/api")
 const logs = []
 diag.setLogger({ error: (m) => logs.push(m), warn: (m) => logs.push(m), info: () => {}, debug: () => {}, verbose: () => {} }, DiagLogLevel.WARN)
@@ -35,7 +37,7 @@ const surrogate = rows.filter((r) => ["model", "tool"].includes(r.attributes["ge
   if (typeof attributes["genkit:input"] === "string") attributes["genkit:input"] = attributes["genkit:input"].replace(/"text":"/, '"text":"\\ud800')
   return { attributes, surrogate: true }
 })
-const processor = new GenkitForMaple(${optionSource})
+const processor = new GenkitForMaple({ mode: ${JSON.stringify(mode)}, ${forceJs ? "scrubSecrets: false, " : ""}...(${optionSource || "{}"}) })
 let withContent = 0, contentKeys = 0, otherMismatches = 0, fullMismatches = 0, spans = 0
 for (const row of rows.concat(surrogate)) {
   const attrs = structuredClone(row.attributes)
@@ -54,11 +56,11 @@ const captureLogs = logs.filter((m) => !m.includes("native binding unavailable")
 process.stdout.write(JSON.stringify({ native: processor.isNative, spans, withContent, contentKeys, otherMismatches, fullMismatches, logs: captureLogs }))
 `
 
-function run({ env, option = "", forceJs = false }) {
+function run({ env, option = "", forceJs = false, mode }) {
   const childEnv = { ...process.env, GENKIT_FOR_MAPLE_FORCE_JS: forceJs ? "1" : "" }
   delete childEnv.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT
   if (env !== undefined) childEnv.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT = env
-  const r = spawnSync(process.execPath, ["-e", child(option)], { cwd: root, encoding: "utf8", env: childEnv })
+  const r = spawnSync(process.execPath, ["-e", child(option, forceJs, mode)], { cwd: root, encoding: "utf8", env: childEnv })
   assert.equal(r.status, 0, r.stderr)
   const out = JSON.parse(r.stdout)
   assert.equal(out.native, !forceJs)
@@ -90,6 +92,12 @@ for (const forceJs of [false, true]) {
       assert.equal(out.otherMismatches, 0, `env ${env}: the other attributes`)
       assert.ok(out.fullMismatches > 0, "the corpus does carry content")
       assert.deepStrictEqual(out.logs, [])
+      if (!forceJs) {
+        // Complete mode (the core's whole-span mapping) holds the same mode.
+        const complete = run({ env, forceJs, mode: "complete" })
+        assert.equal(complete.contentKeys, 0, `complete, env ${env}`)
+        assert.ok(complete.spans > 100)
+      }
     }
   })
 
