@@ -311,9 +311,10 @@ test(`nesting ${DEPTH} deep in every position: no throw, no crash, shape positio
 
 test("strings of several MB in text, tool input, tool output (ASCII, non-ASCII, escapes, surrogate pairs)", () => {
   const MB = smoke ? 3 : 8
-  // Values past the native hand-off size (16 Mi UTF-16 units) are mapped in JS, which has no
-  // secret scrubber: with scrubbing on (the default) their content is withheld (issue 11), so the
-  // byte checks run with scrubSecrets: false, and the default is checked to write no content.
+  // The byte checks compare with the pure-JS twin, which has no secret scrubber: they run with
+  // scrubSecrets: false. With scrubbing on (the default), values past the mapping's hand-off size
+  // (16 Mi UTF-16 units) are mapped in JS and each content attribute goes through the binding's
+  // filterContent (issue 11): scrubbed, never written unscrubbed.
   const scrubbing = processor
   processor = new GenkitForMaple({ mode: "reference", scrubSecrets: false })
   try {
@@ -322,9 +323,11 @@ test("strings of several MB in text, tool input, tool output (ASCII, non-ASCII, 
     processor = scrubbing
   }
   const big = "a".repeat(8 * 1024 * 1024 + 1024) // two of them: past the hand-off size
-  const input = `{"messages":[{"role":"user","content":[{"text":"${big}"},{"toolRequest":{"name":"x","input":{"s":"${big}"}}}]}]}`
+  const secret = "sk-proj-Abc123Def456Ghi789Jkl012Mno345"
+  const input = `{"messages":[{"role":"user","content":[{"text":"${big} ${secret}"},{"toolRequest":{"name":"x","input":{"s":"${big}"}}}]}]}`
   const out = runNative({ "genkit:name": "a/b", "genkit:metadata:subtype": "model", "genkit:input": input, "genkit:output": '{"message":{"role":"model","content":[{"text":"hi"}]},"finishReason":"stop"}' })
-  assert.equal(out["gen_ai.input.messages"], undefined, "too long to scrub natively: withheld")
+  const messages = JSON.parse(out["gen_ai.input.messages"])
+  assert.equal(messages[0].parts[0].content, `${big} [REDACTED]`)
   assert.equal(out["gen_ai.output.messages"], '[{"role":"assistant","parts":[{"type":"text","content":"hi"}],"finish_reason":"stop"}]')
   assert.deepEqual(out["gen_ai.response.finish_reasons"], ["stop"])
 })

@@ -275,7 +275,7 @@ function contentGuard(options, native, mapper) {
       const r = native.filterContent(mapper, key, value)
       if (r === true) return [value, 0]
       if (r === false) return [undefined, CONTENT_WITHHELD]
-      return [r, 0]
+      return [r.value, 0, r.dropped, r.capped]
     }
   }
   // Without the binding: the one "native binding unavailable" warning says content is withheld
@@ -299,20 +299,30 @@ function guarded(attrs, guard, write) {
   if (guard === undefined) return write(attrs)
   const scratch = Object.create(attrs)
   let flags = write(scratch)
-  for (const key of Object.keys(scratch)) {
-    let value = scratch[key]
-    if (IS_CONTENT.has(key)) {
-      const [kept, f] = guard(key, value)
-      flags |= f
-      if (kept === undefined) continue
-      value = kept
-    }
+  let dropped = 0
+  const capped = []
+  const set = (key, value) => {
     try {
       attrs[key] = value
     } catch {
       flags |= 1 << 9 // WRITE_FAILED
     }
   }
+  for (const key of Object.keys(scratch)) {
+    let value = scratch[key]
+    if (IS_CONTENT.has(key)) {
+      const [kept, f, d, c] = guard(key, value)
+      flags |= f
+      if (kept === undefined) continue
+      value = kept
+      dropped += d ?? 0
+      if (c) capped.push(key)
+    }
+    set(key, value)
+  }
+  // As the native writers name them (core cap::DROPPED_MESSAGES, cap::CAPPED_ATTRIBUTES).
+  if (dropped > 0) set("genkit_for_maple.content.dropped_messages", dropped)
+  if (capped.length > 0) set("genkit_for_maple.content.capped", capped)
   return flags
 }
 

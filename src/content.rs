@@ -5,12 +5,17 @@
 //! the core's ([`genkit_for_maple_core::content::Content`]), compiled once per [`Mapper`].
 
 use super::seam::Mapper;
-use super::{Call, Read, HANDOFF_UNITS};
+use super::{Call, Read};
 use genkit_for_maple_core::content::{Content, Filtered};
 use napi::bindgen_prelude::{ClassInstance, Either, JsValue, Unknown};
 use napi::Env;
 use std::ffi::CStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// The longest string `filterContent` reads (UTF-16 code units, V8's own maximum string length on
+/// 64-bit): above the mapping's hand-off size a value is read as UTF-16, then UTF-8, each buffer
+/// reserved fallibly.
+const FILTER_UNITS: usize = (1 << 29) - 24;
 
 /// What the content writes of one span added up to.
 #[derive(Default)]
@@ -78,10 +83,21 @@ pub(crate) fn rules_of(
     mapper.as_ref().map(|m| m.content_rules())
 }
 
+/// A value `filterContent` changed.
+#[napi(object)]
+pub struct FilteredContent {
+    /// The value to write instead.
+    pub value: String,
+    /// Messages the cap dropped whole (for `genkit_for_maple.content.dropped_messages`).
+    pub dropped: u32,
+    /// Whether the cap changed it (for `genkit_for_maple.content.capped`).
+    pub capped: bool,
+}
+
 /// Applies the mapper's content rules (capture, secret scrubbing, cap; issue 11) to one content
 /// attribute value the JavaScript side writes itself: `key` is the attribute
 /// (`gen_ai.tool.call.arguments`, ...), `value` its value. Returns `true` to write the value as it
-/// is, a string to write instead, `false` to leave the attribute out (capture off, or it could not
+/// is, `{ value, dropped, capped }` to write `value` instead, `false` to leave the attribute out (capture off, or it could not
 /// be scrubbed or capped: too long to copy, no memory). A value that is not a string: `true`.
 /// Never throws.
 #[napi]
@@ -90,7 +106,7 @@ pub fn filter_content(
     mapper: ClassInstance<'_, Mapper>,
     key: String,
     value: Unknown<'_>,
-) -> Either<String, bool> {
+) -> Either<FilteredContent, bool> {
     let rules = mapper.content_rules();
     if rules.is_passthrough() {
         return Either::B(true);
@@ -110,24 +126,33 @@ pub fn filter_content(
         match read_lossy(&call, raw, &mut buf) {
             Read::Str => {}
             Read::Absent => return Either::B(true),
-            // Too long to copy here (above HANDOFF_UNITS) or no memory: nothing rather than
-            // unscrubbed.
+            // Too long even for V8 or no memory: nothing rather than unscrubbed.
             _ => return Either::B(false),
         }
         match rules.filter(&key, &buf) {
             Filtered::Same => Either::B(true),
             Filtered::Withheld(_) => Either::B(false),
-            Filtered::Changed { value, .. } => Either::A(value),
+            Filtered::Changed {
+                value,
+                dropped,
+                capped,
+            } => Either::A(FilteredContent {
+                value,
+                dropped: u32::try_from(dropped).unwrap_or(u32::MAX),
+                capped,
+            }),
         }
     }));
     outcome.unwrap_or(Either::B(false))
 }
 
-/// [`Call::read_string`], with a lone surrogate read as U+FFFD (fallible buffers, nothing copied
-/// above [`HANDOFF_UNITS`]).
+/// [`Call::read_string`], with a lone surrogate read as U+FFFD, and strings above the mapping's
+/// hand-off size (`HANDOFF_UNITS`) read too, fallibly: filtering is the only way such a value
+/// can be written at all (the alternative is withholding it), and the span is already on the
+/// JavaScript path. Up to [`FILTER_UNITS`]; every buffer reserved fallibly (OutOfMemory: withheld).
 fn read_lossy(call: &Call, value: napi::sys::napi_value, buf: &mut String) -> Read {
     match call.read_string(value, buf) {
-        Read::NotWellFormed => {}
+        Read::NotWellFormed | Read::TooLarge => {}
         other => return other,
     }
     let mut len = 0usize;
@@ -138,7 +163,7 @@ fn read_lossy(call: &Call, value: napi::sys::napi_value, buf: &mut String) -> Re
     if status != napi::sys::Status::napi_ok {
         return Read::Absent;
     }
-    if len > HANDOFF_UNITS {
+    if len > FILTER_UNITS {
         return Read::TooLarge;
     }
     let mut units: Vec<u16> = Vec::new();

@@ -45,7 +45,7 @@ use std::ffi::CStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
-mod content;
+pub mod content;
 pub mod export;
 pub mod seam;
 mod utf;

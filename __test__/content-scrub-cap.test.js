@@ -1,0 +1,149 @@
+"use strict"
+// Secret scrubbing and size caps (issue 11, items 3 and 4) through the processor, on real Genkit
+// spans (the 1.42 corpus), in both modes: each secret kind in a transcript, a tool's arguments and
+// its result is replaced by [REDACTED], look-alikes stay, the JSON stays valid; a 30 MB history is
+// capped to a parseable attribute (oldest non-system messages dropped whole, the count written);
+// a single multi-byte part is cut inside its text at every byte boundary. The core's property tests
+// (core/tests/content_props.rs) cover the same rules on generated input.
+const test = require("node:test")
+const assert = require("node:assert/strict")
+const { GenkitForMaple } = require("..")
+const { load } = require("./helpers/fixtures")
+
+const rows = load("genkit-1.42-spans.jsonl")
+const model = rows.find((r) => r.attributes["genkit:metadata:subtype"] === "model" && JSON.parse(r.attributes["genkit:input"]).messages.length >= 2)
+const tool = rows.find((r) => r.attributes["genkit:metadata:subtype"] === "tool")
+const CONTENT = ["gen_ai.system_instructions", "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"]
+
+// One of each kind the default patterns cover (fake values in the providers' documented formats).
+const SECRETS = {
+  authorization: ["Authorization: Bearer abcdefghijklmnop1234567890", "abcdefghijklmnop1234567890"],
+  bearer: ["token Bearer Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MA", "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MA"],
+  openai: ["sk-abcdefghijklmnopqrstuvwxyz1234567890", "sk-abcdefghijklmnopqrstuvwxyz1234567890"],
+  openaiProject: ["sk-proj-Abc123Def456Ghi789Jkl012Mno345", "sk-proj-Abc123Def456Ghi789Jkl012Mno345"],
+  anthropic: ["sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123", "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123"],
+  google: ["AIzaSyA1234567890abcdefghijklmnopqrstuv", "AIzaSyA1234567890abcdefghijklmnopqrstuv"],
+  awsKeyId: ["AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE"],
+  awsSecretPair: ["aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"],
+  github: ["ghp_abcdefghijklmnopqrstuvwxyz0123456789", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"],
+  slack: ["xoxb-1234567890-1234567890-abcdefghijklmnopqrstuvwx", "xoxb-1234567890-1234567890-abcdefghijklmnopqrstuvwx"],
+  jwt: ["eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"],
+  privateKey: ["-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC"],
+  mapleSecret: ["maple_sk_abcdefghijklmnop1234567890", "maple_sk_abcdefghijklmnop1234567890"],
+  maplePublic: ["maple_pk_abcdefghijklmnop1234567890", "maple_pk_abcdefghijklmnop1234567890"],
+}
+// Text that looks like a secret's prefix but is not one: kept as written.
+const LOOKALIKES = ["task-force", "sk-learn", "the bearer of good news", "risk-averse planning", "AIza is a prefix", "ghp_short", "xoxb-", "-----BEGIN PUBLIC KEY-----", "maple_sk_", "authorization pending"]
+
+function end(processor, row, attributes) {
+  const attrs = { ...row.attributes, ...attributes }
+  processor.onEnd({ attributes: attrs, name: row.name, status: row.status, events: [], spanContext: () => ({ traceId: row.traceId, spanId: row.spanId }), parentSpanContext: row.parentSpanId ? { spanId: row.parentSpanId } : undefined })
+  return attrs
+}
+
+/** The real model span with `text` added to its last user message and to its answer. */
+function withText(text) {
+  const input = JSON.parse(model.attributes["genkit:input"])
+  const user = input.messages.findLast((m) => m.role === "user")
+  user.content.push({ text })
+  const output = JSON.parse(model.attributes["genkit:output"])
+  const message = output.message ?? output.candidates?.[0]?.message
+  message.content.push({ text })
+  return { "genkit:input": JSON.stringify(input), "genkit:output": JSON.stringify(output) }
+}
+
+for (const mode of ["complete", "reference"]) {
+  test(`${mode}: every secret kind in a transcript, tool arguments and a tool result is replaced; look-alikes stay; JSON stays valid`, () => {
+    const processor = new GenkitForMaple({ mode })
+    assert.equal(processor.isNative, true)
+    for (const [kind, [text, secret]] of Object.entries(SECRETS)) {
+      const body = `see ${text} and ${LOOKALIKES.join(", ")}`
+      const m = end(processor, model, withText(body))
+      const t = end(processor, tool, { "genkit:input": JSON.stringify({ city: "Paris", note: body }), "genkit:output": JSON.stringify({ ok: true, log: body }) })
+      const s = end(processor, tool, { "genkit:output": JSON.stringify(body) }) // a string result: its text
+      for (const [attrs, keys] of [[m, ["gen_ai.input.messages", "gen_ai.output.messages"]], [t, ["gen_ai.tool.call.arguments", "gen_ai.tool.call.result"]], [s, ["gen_ai.tool.call.result"]]]) {
+        for (const key of keys) {
+          const value = attrs[key]
+          assert.equal(typeof value, "string", `${kind} ${key} written`)
+          assert.ok(!value.includes(secret), `${mode} ${kind}: ${key} still holds the secret: ${value.slice(0, 300)}`)
+          assert.ok(value.includes("[REDACTED]"), `${kind} ${key}`)
+          for (const lookalike of LOOKALIKES) assert.ok(value.includes(lookalike), `${kind} ${key}: look-alike "${lookalike}" kept`)
+          if (!(attrs === s && key === "gen_ai.tool.call.result")) JSON.parse(value)
+        }
+        // Genkit's own attributes are never changed.
+        for (const k of Object.keys(attrs)) if (k.startsWith("genkit:")) assert.ok(k in model.attributes || k in tool.attributes || k === "genkit:input" || k === "genkit:output")
+      }
+      assert.ok(m["genkit:input"].includes(secret), "genkit:input itself is the user's: unchanged")
+    }
+  })
+
+  test(`${mode}: a user pattern is scrubbed too; scrubSecrets: false writes the transcript as mapped`, () => {
+    const body = "ticket INTERNAL-998877 and sk-abcdefghijklmnopqrstuvwxyz1234567890"
+    const extra = end(new GenkitForMaple({ mode, secretPatterns: ["INTERNAL-[0-9]{6}"] }), model, withText(body))
+    assert.ok(!extra["gen_ai.input.messages"].includes("INTERNAL-998877"))
+    assert.ok(!extra["gen_ai.input.messages"].includes("sk-abcdefghijklmnopqrstuvwxyz1234567890"))
+    const off = end(new GenkitForMaple({ mode, scrubSecrets: false }), model, withText(body))
+    assert.ok(off["gen_ai.input.messages"].includes("INTERNAL-998877 and sk-abcdefghijklmnopqrstuvwxyz1234567890"))
+    assert.throws(() => new GenkitForMaple({ mode, secretPatterns: ["(unclosed"] }), TypeError)
+  })
+
+  test(`${mode}: a 30 MB history is capped to a parseable attribute; oldest non-system messages dropped whole, counted`, () => {
+    const input = JSON.parse(model.attributes["genkit:input"])
+    const system = input.messages.find((m) => m.role === "system")
+    const turns = []
+    let size = 0
+    for (let i = 0; size < 30 * 1024 * 1024; i++) {
+      const text = `turn ${i}: ${"é😀 plan the trip ".repeat(200)}`
+      turns.push({ role: i % 2 ? "model" : "user", content: [{ text }] })
+      size += Buffer.byteLength(text)
+    }
+    turns.push({ role: "user", content: [{ text: "the last question" }] })
+    input.messages = [system, ...turns]
+    const genkitInput = JSON.stringify(input)
+    assert.ok(Buffer.byteLength(genkitInput) > 30 * 1024 * 1024)
+    const max = mode === "complete" ? 256 * 1024 : 100_000
+    const processor = new GenkitForMaple(mode === "complete" ? { mode } : { mode, maxContentBytes: max })
+    const attrs = end(processor, model, { "genkit:input": genkitInput })
+    const written = attrs["gen_ai.input.messages"]
+    assert.ok(Buffer.byteLength(written) <= max, `${Buffer.byteLength(written)} <= ${max}`)
+    const messages = JSON.parse(written)
+    assert.equal(messages.at(-1).parts[0].content, "the last question", "the newest message is kept")
+    const kept = messages.length
+    // (The system message goes to gen_ai.system_instructions; `turns` ends with the last question.)
+    assert.equal(attrs["genkit_for_maple.content.dropped_messages"], turns.length - kept)
+    assert.ok(attrs["genkit_for_maple.content.capped"].includes("gen_ai.input.messages"))
+    // Whole messages: every kept one is a turn as written.
+    for (const m of messages) assert.match(m.parts[0].content, /^(turn \d+: (é😀 plan the trip ){200}|the last question)$/)
+    assert.equal(attrs["genkit:input"], genkitInput)
+  })
+
+  test(`${mode}: one multi-byte part bigger than the cap is cut inside its text at every byte boundary, with the marker`, () => {
+    const text = "aé😀€ü".repeat(40) // 1, 2, 4, 3, 2 bytes
+    const span = { "genkit:input": JSON.stringify({ messages: [{ role: "user", content: [{ text }] }] }) }
+    for (let max = 140; max < 140 + 12 * 5; max++) {
+      // (the message structure around the text is about 70 bytes; every 12 consecutive caps cut
+      // after each byte of the 1+2+4+3+2-byte cycle)
+      const attrs = end(new GenkitForMaple({ mode, maxContentBytes: max }), model, span)
+      const written = attrs["gen_ai.input.messages"]
+      assert.ok(Buffer.byteLength(written) <= max, `max ${max}: ${Buffer.byteLength(written)}`)
+      const content = JSON.parse(written)[0].parts[0].content
+      assert.ok(content.endsWith("...[truncated]"), `max ${max}: ${content}`)
+      const kept = content.slice(0, -"...[truncated]".length)
+      assert.ok(text.startsWith(kept), `max ${max}: a prefix of the text, on a character boundary`)
+      assert.ok(!content.includes("\ufffd"))
+      assert.equal(attrs["genkit_for_maple.content.dropped_messages"], undefined, "the newest message is never dropped")
+    }
+  })
+}
+
+test("reference mode has no cap unless one is set; the corpus content attributes are unchanged by scrubbing", () => {
+  const processor = new GenkitForMaple({ mode: "reference" })
+  const big = { "genkit:input": JSON.stringify({ messages: [{ role: "user", content: [{ text: "x".repeat(400 * 1024) }] }] }) }
+  const attrs = end(processor, model, big)
+  assert.ok(Buffer.byteLength(attrs["gen_ai.input.messages"]) > 400 * 1024)
+  for (const row of rows) {
+    const out = { ...row.attributes }
+    processor.onEnd({ attributes: out, name: row.name })
+    for (const key of CONTENT) assert.equal(out[key], row.expected_attributes[key], `${row.name} ${key}`)
+  }
+})
