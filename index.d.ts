@@ -38,6 +38,17 @@ export interface SpanWithAttributes {
  * Options of {@link GenkitForMaple}, all optional. Validated by the constructor: an unknown option
  * or a value of the wrong type throws a `TypeError` there, never from `onEnd`.
  */
+/**
+ * The capture modes of the OpenTelemetry GenAI instrumentations (semconv `ContentCapturingMode`,
+ * seed 004), as `captureContent` and `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` spell them
+ * (case-insensitive). This processor writes span attributes only, never events or log records:
+ * - `SPAN_ONLY`, `SPAN_AND_EVENT` (and `true`): the content attributes are written (no event is
+ *   emitted for `SPAN_AND_EVENT`);
+ * - `NO_CONTENT`, `EVENT_ONLY` (and `false`): they are not (content belongs in events there, and
+ *   this processor writes none).
+ */
+export type CaptureContentMode = "NO_CONTENT" | "SPAN_ONLY" | "EVENT_ONLY" | "SPAN_AND_EVENT"
+
 export interface GenkitForMapleOptions {
   /**
    * Which attributes are written. Default `"complete"`.
@@ -89,6 +100,55 @@ export interface GenkitForMapleOptions {
    * `0`). Default `true`. Ignored in reference mode.
    */
   readonly cost?: boolean
+  /**
+   * Whether the five content attributes ({@link CONTENT_ATTRIBUTES}: `gen_ai.system_instructions`,
+   * `gen_ai.input.messages`, `gen_ai.output.messages`, `gen_ai.tool.call.arguments`,
+   * `gen_ai.tool.call.result`) are written (issue 11; seed 003 "Content": "User wants no content →
+   * skip those five attributes"). Every other attribute is written either way, on the native and
+   * the pure-JS path alike.
+   *
+   * A boolean or a {@link CaptureContentMode} token (case-insensitive). When set, it beats the
+   * variable `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`, which is read when the processor
+   * is constructed (same tokens, plus `true`/`false`; unset or empty: the default; an unrecognised
+   * token: one `diag.warn` and the default). Default: content on (Maple's transcripts are the point,
+   * and seed 000's processor captures). Any other option value throws a `TypeError`.
+   */
+  readonly captureContent?: boolean | CaptureContentMode | Lowercase<CaptureContentMode>
+  /**
+   * Replace secrets inside the five content attributes by `[REDACTED]` before they are written
+   * (issue 11; seed 003 "Content": "Never put API keys or `Authorization` headers in any
+   * attribute"). Default `true`. Built-in patterns: `Authorization`/`Proxy-Authorization` and
+   * `Bearer` values, OpenAI `sk-`/`sk-proj-`, Anthropic `sk-ant-`, Google `AIza...`, AWS access key
+   * ids (`AKIA`/`ASIA`) and `aws_secret_access_key`-style pairs, GitHub (`ghp_`, `github_pat_`, ...),
+   * Slack (`xox?-`, `xapp-`, webhooks), JWTs, PEM private key blocks, Maple `maple_sk_`/`maple_pk_`;
+   * a string value under a credential key (`api_key`, `Authorization`, `client_secret`, ...) is
+   * replaced whole. Patterns match the decoded text of each JSON string and are replaced in its raw
+   * text: the JSON stays valid, only string contents change. One `RegexSet` per processor.
+   *
+   * Scrubbed or nothing: content that cannot be scrubbed (no memory; the pure-JS fallback, which
+   * has no scrubber) is not written (`diag` says so); never written unscrubbed. `genkit:input` and
+   * `genkit:output` (Genkit's own attributes) are never changed.
+   */
+  readonly scrubSecrets?: boolean
+  /**
+   * Extra secret patterns, `regex` crate syntax (https://docs.rs/regex), compiled once with the
+   * built-in ones; a group named `secret` limits the replacement to that group. A pattern that
+   * does not compile throws a `TypeError` in the constructor (native binding only). Default none.
+   */
+  readonly secretPatterns?: readonly string[]
+  /**
+   * The cap per content attribute, in UTF-8 bytes (as OTLP carries it). Above it: the oldest
+   * non-`system` messages of `gen_ai.input.messages` / `gen_ai.output.messages` are dropped whole
+   * (the newest is always kept) until it fits; then the longest strings are cut inside their text
+   * on a character boundary, ending in `...[truncated]`; the result always parses. The number of
+   * dropped messages goes to `genkit_for_maple.content.dropped_messages` (integer) and the capped
+   * attributes' names to `genkit_for_maple.content.capped` (string array); a value whose structure
+   * alone exceeds the cap is not written. Default: `262144` (256 KiB) in complete mode, below a
+   * Collector's 4 MiB gRPC message limit and Maple's 20 MiB request limit with three content
+   * attributes and Genkit's own copies on a span; no cap in reference mode. An integer >= 64, or
+   * `Infinity` for no cap. Without the native binding a value over the cap is not written.
+   */
+  readonly maxContentBytes?: number
 }
 
 /**
@@ -144,3 +204,91 @@ export declare class GenkitForMaple {
  * JSON-derived input. Exposed for benchmarks and tests.
  */
 export declare function mapSpanJs(attributes: { [key: string]: unknown }): number
+
+/**
+ * The five span attributes that carry prompt, answer or tool payload text (seed 003 "Content"; the
+ * GenAI semantic conventions' opt-in content attributes): `gen_ai.system_instructions`,
+ * `gen_ai.input.messages`, `gen_ai.output.messages`, `gen_ai.tool.call.arguments`,
+ * `gen_ai.tool.call.result`. Frozen.
+ */
+export declare const CONTENT_ATTRIBUTES: readonly [
+  "gen_ai.system_instructions",
+  "gen_ai.input.messages",
+  "gen_ai.output.messages",
+  "gen_ai.tool.call.arguments",
+  "gen_ai.tool.call.result",
+]
+
+/** Options of {@link NoContentSpanExporter} and {@link NoContentSpanProcessor}. */
+export interface NoContentOptions {
+  /**
+   * Also leave out Genkit's own copies of the payloads, `genkit:input` and `genkit:output`
+   * (for a backend whose exporter does not redact them itself). Default `false`.
+   */
+  readonly dropGenkitIO?: boolean
+}
+
+/**
+ * A `SpanExporter` that hands the exporter it wraps a view of each span without the
+ * {@link CONTENT_ATTRIBUTES} (and without `genkit:input`/`genkit:output` with
+ * {@link NoContentOptions.dropGenkitIO}), so that one provider can export the transcript to Maple
+ * and keep it from another backend (issue 11). `GenkitForMaple` writes the `gen_ai.*` content into
+ * the span object every later processor shares; this wrapper never changes that object: a span
+ * that has none of the keys is passed as it is, any other as a `Proxy` whose `attributes` is a new
+ * object without them (every other property and method is the span's own). Writes the wrapped
+ * exporter makes to the view stay in the view.
+ *
+ * ```ts
+ * new NodeSDK({ spanProcessors: [
+ *   new GenkitForMaple(),
+ *   new BatchSpanProcessor(new OTLPTraceExporter()),                          // Maple: the transcript
+ *   new BatchSpanProcessor(new NoContentSpanExporter(otherBackendExporter)),  // no prompts, answers, tool payloads
+ * ] })
+ * ```
+ *
+ * Structural types: it fits the `SpanExporter` of OpenTelemetry JS SDK 1.x, 2.x and 3.x.
+ */
+export declare class NoContentSpanExporter<S extends SpanWithAttributes = SpanWithAttributes, R = unknown> {
+  /** @param exporter the exporter that must not receive content. */
+  constructor(
+    exporter: {
+      export(spans: S[], resultCallback: (result: R) => void): void
+      shutdown(): Promise<void>
+      forceFlush?(): Promise<void>
+    },
+    options?: NoContentOptions,
+  )
+  /** Exports the views of `spans` through the wrapped exporter. */
+  export(spans: S[], resultCallback: (result: R) => void): void
+  /** The wrapped exporter's `shutdown()`. */
+  shutdown(): Promise<void>
+  /** The wrapped exporter's `forceFlush()`, or a resolved promise when it has none. */
+  forceFlush(): Promise<void>
+}
+
+/**
+ * The same view, for a backend that comes as a `SpanProcessor` (the processor Genkit's
+ * `@genkit-ai/google-cloud` builds for Cloud Trace, say): `onEnd` hands the wrapped processor the
+ * span without the {@link CONTENT_ATTRIBUTES}; the other methods are passed through. Put it after
+ * `GenkitForMaple`.
+ */
+export declare class NoContentSpanProcessor<Start = unknown, End extends SpanWithAttributes = SpanWithAttributes, Ctx = unknown> {
+  /** @param processor the processor that must not receive content. */
+  constructor(
+    processor: {
+      onStart(span: Start, parentContext: Ctx): void
+      onEnd(span: End): void
+      forceFlush(): Promise<void>
+      shutdown(): Promise<void>
+    },
+    options?: NoContentOptions,
+  )
+  /** The wrapped processor's `onStart`. */
+  onStart(span: Start, parentContext: Ctx): void
+  /** The wrapped processor's `onEnd`, with the view of `span`. */
+  onEnd(span: End): void
+  /** The wrapped processor's `forceFlush()`. */
+  forceFlush(): Promise<void>
+  /** The wrapped processor's `shutdown()`. */
+  shutdown(): Promise<void>
+}

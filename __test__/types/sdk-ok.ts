@@ -7,7 +7,15 @@ import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto"
 import { NodeSDK } from "@opentelemetry/sdk-node"
 import * as trace3 from "@opentelemetry/sdk-trace"
 import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace-base"
-import { GenkitForMaple, type GenkitForMapleOptions, mapSpanJs, type SpanWithAttributes } from "genkit-for-maple"
+import {
+  CONTENT_ATTRIBUTES,
+  GenkitForMaple,
+  type GenkitForMapleOptions,
+  mapSpanJs,
+  NoContentSpanExporter,
+  NoContentSpanProcessor,
+  type SpanWithAttributes,
+} from "genkit-for-maple"
 import * as trace1 from "sdk-trace-base-1"
 
 // The README's instrumentation.ts.
@@ -60,3 +68,27 @@ const nativeExporter = new NativeOTLPTraceExporter({
 export const nativeIsNative: boolean = nativeExporter.isNative
 export const nativeTrace3 = new trace3.BatchSpanProcessor({ exporter: nativeExporter })
 export const nativeFlushed: Promise<void> = nativeExporter.forceFlush().then(() => nativeExporter.shutdown())
+// Content control (issue 11): capture modes, and a second backend without content.
+export const quiet = [
+  new GenkitForMaple({ captureContent: false }),
+  new GenkitForMaple({ captureContent: "NO_CONTENT" }),
+  new GenkitForMaple({ captureContent: "span_and_event" }),
+  new GenkitForMaple({ mode: "reference", scrubSecrets: true, secretPatterns: ["INTERNAL-[0-9]{6}"], maxContentBytes: 100_000 }),
+  new GenkitForMaple({ maxContentBytes: Infinity, scrubSecrets: false }),
+]
+export const contentKeys: readonly string[] = CONTENT_ATTRIBUTES
+export const sdkTwoBackends = new NodeSDK({
+  spanProcessors: [
+    new GenkitForMaple(),
+    new BatchSpanProcessor(new OTLPTraceExporter()),
+    new BatchSpanProcessor(new NoContentSpanExporter(new OTLPTraceExporter(), { dropGenkitIO: true })),
+    new NoContentSpanProcessor(new BatchSpanProcessor(new OTLPTraceExporter())),
+  ],
+})
+export const provider3NoContent = new trace3.TracerProvider({
+  spanProcessors: [
+    new GenkitForMaple(),
+    new trace3.SimpleSpanProcessor({ exporter: new NoContentSpanExporter(new trace3.InMemorySpanExporter()) }),
+  ],
+})
+provider1.addSpanProcessor(new trace1.SimpleSpanProcessor(new NoContentSpanExporter(new trace1.InMemorySpanExporter())))

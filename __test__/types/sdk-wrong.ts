@@ -11,6 +11,9 @@ new GenkitForMaple(42) // error: TS2559
 new GenkitForMaple("complete") // error: TS2559
 new GenkitForMaple({ mode: "full" }) // error: TS2322
 new GenkitForMaple({ colour: "blue" }) // error: TS2353
+new GenkitForMaple({ captureContent: "yes" }) // error: TS2322
+new GenkitForMaple({ maxContentBytes: "1mb" }) // error: TS2322
+new GenkitForMaple({ captureContnet: true }) // error: TS2561
 processor.flush() // error: TS2339
 processor.isNative = false // error: TS2540
 processor.onEnd(42) // error: TS2345
