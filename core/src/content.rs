@@ -270,3 +270,77 @@ impl Content {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::span::{Mapper, SpanInput};
+
+    fn model<'a>(input: &'a str, output: &'a str) -> SpanInput<'a> {
+        SpanInput {
+            subtype: Some("model"),
+            name: Some("googleai/gemini-2.5-flash"),
+            input: Some(input),
+            output: Some(output),
+            ..SpanInput::default()
+        }
+    }
+
+    const INPUT: &str = r#"{"messages":[{"role":"system","content":[{"text":"be brief"}]},{"role":"user","content":[{"text":"key sk-proj-Abc123Def456Ghi789Jkl012"}]}]}"#;
+    const OUTPUT: &str = r#"{"message":{"role":"model","content":[{"text":"ok"}]},"finishReason":"stop","usage":{"inputTokens":3,"outputTokens":1}}"#;
+
+    fn mapped(options: Options) -> Vec<(&'static str, String)> {
+        let mut mapper = Mapper::new(options);
+        let out = mapper.map(&model(INPUT, OUTPUT));
+        out.attributes
+            .iter()
+            .map(|(k, v)| (*k, format!("{v:?}")))
+            .collect()
+    }
+
+    #[test]
+    fn every_mode_scrubs_caps_and_honours_capture() {
+        for mode in [Mode::Complete, Mode::Reference] {
+            let on = mapped(Options {
+                mode,
+                ..Options::default()
+            });
+            let input = on.iter().find(|(k, _)| *k == sc::INPUT_MESSAGES).unwrap();
+            assert!(input.1.contains("[REDACTED]") && !input.1.contains("Abc123"));
+            let off = mapped(Options {
+                mode,
+                capture: false,
+                ..Options::default()
+            });
+            assert!(off.iter().all(|(k, _)| !is_content(k)));
+            assert!(off.iter().any(|(k, _)| *k == sc::USAGE_INPUT_TOKENS));
+            assert_eq!(
+                on.len() - off.len(),
+                3,
+                "{mode:?}: three content attributes"
+            );
+            // A cap whose structure alone does not fit: withheld, never written uncapped.
+            let mut mapper = Mapper::new(Options {
+                mode,
+                max_content_bytes: Some(10),
+                ..Options::default()
+            });
+            let out = mapper.map(&model(INPUT, OUTPUT));
+            assert!(out.problems & problem::CONTENT_WITHHELD != 0);
+            assert!(out.attributes.iter().all(|(k, _)| !is_content(k)));
+        }
+    }
+
+    #[test]
+    fn patterns_that_do_not_compile_mean_no_content() {
+        let options = Options {
+            secret_patterns: vec!["(unclosed".into()],
+            ..Options::default()
+        };
+        assert!(Mapper::try_new(options.clone()).is_err());
+        let mut mapper = Mapper::new(options);
+        let out = mapper.map(&model(INPUT, OUTPUT));
+        assert!(out.attributes.iter().all(|(k, _)| !is_content(k)));
+        assert!(out.attributes.iter().any(|(k, _)| *k == sc::OPERATION_NAME));
+    }
+}
