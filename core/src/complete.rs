@@ -15,9 +15,7 @@
 //! Every rule degrades per attribute like the reference mapping: what can be derived is written.
 
 use crate::cost::cost_usd;
-use crate::genkit::{
-    raw, ArrayShape, Candidate, Fields, Media, Message, Part, Raw, Shape, ToolPayload,
-};
+use crate::genkit::{raw, ArrayShape, Candidate, Fields, Media, Message, Part, Raw, Shape};
 use crate::mapping::{problem, Scalar};
 use crate::out::{Out, OutOfMemory};
 use crate::semconv::{self as sc, check_messages, raw_is_str};
@@ -641,7 +639,9 @@ fn map_input_messages<'a>(
             if system.is_empty() {
                 system.push('[');
             }
-            first_system = write_parts(&mut system, message, first_system);
+            if sc::write_parts_with(&mut system, message, first_system, Some(write_media_part)) {
+                first_system = false;
+            }
         } else {
             if text.len() > 1 {
                 text.push(',');
@@ -797,128 +797,28 @@ pub fn finish_reason<'a>(raw: Option<Raw<'a>>, asks_tools: bool) -> Option<Cow<'
     Some(Cow::Borrowed(mapped))
 }
 
-/// Writes one GenAI message, complete mode: media parts kept (rule 7), the finish reason given.
+/// Writes one GenAI message, complete mode: [`crate::semconv`]'s writer with media parts kept
+/// (rule 7) and the finish reason in the semconv vocabulary (rule 8).
 fn write_message(out: &mut Out, message: &Message<'_>, finish_reason: Option<&str>) {
-    out.push('{');
-    if let Some(role) = message.role {
-        out.push_str("\"role\":");
-        if raw_is_str(role, "model") {
-            out.push_str("\"assistant\"");
-        } else {
-            out.push_str(role.get());
+    sc::write_message_with(
+        out,
+        message,
+        finish_reason.map(sc::Reason::Text),
+        Some(write_media_part),
+    );
+}
+
+/// The parts complete mode keeps beyond seed 000's (rule 7): a media part, as a `blob` or `uri`
+/// part without its bytes. Returns the new `first` flag.
+fn write_media_part(out: &mut Out, part: &Part<'_>, first: bool) -> bool {
+    match object(&part.media).and_then(media_part) {
+        Some(media) => {
+            sc::comma(out, first);
+            write_media(out, &media);
+            false
         }
-        out.push(',');
+        None => first,
     }
-    out.push_str("\"parts\":[");
-    write_parts(out, message, true);
-    out.push(']');
-    if let Some(reason) = finish_reason {
-        out.push_str(",\"finish_reason\":\"");
-        json_escape_into(out, reason);
-        out.push('"');
-    }
-    out.push('}');
-}
-
-/// Appends `s` JSON-escaped (without quotes).
-fn json_escape_into(out: &mut Out, s: &str) {
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                out.push_str(&format!("\\u{:04x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-}
-
-/// Appends the parts of a message, comma-separated; returns the new `first` flag (still `true`
-/// when nothing was written).
-fn write_parts(out: &mut Out, message: &Message<'_>, mut first: bool) -> bool {
-    let Some(ArrayShape::Array(parts)) = &message.content else {
-        return first;
-    };
-    for part in parts {
-        if let Shape::Object(part) = part {
-            first = write_part(out, part, first);
-        }
-    }
-    first
-}
-
-fn write_parts_list(out: &mut Out, parts: &[Shape<Part<'_>>]) {
-    let mut first = true;
-    for part in parts {
-        if let Shape::Object(part) = part {
-            first = write_part(out, part, first);
-        }
-    }
-}
-
-fn comma(out: &mut Out, first: bool) {
-    if !first {
-        out.push(',');
-    }
-}
-
-fn field(out: &mut Out, key: &str, value: Option<Raw<'_>>) {
-    if let Some(value) = value {
-        out.push_str(",\"");
-        out.push_str(key);
-        out.push_str("\":");
-        out.push_str(value.get());
-    }
-}
-
-fn tool_payload<'s, 'a>(
-    t: &'s Option<Shape<ToolPayload<'a>>>,
-) -> Option<Option<&'s ToolPayload<'a>>> {
-    match t {
-        Some(Shape::Object(p)) => Some(Some(p)),
-        Some(Shape::Other { truthy: true }) => Some(None),
-        _ => None,
-    }
-}
-
-/// One part: the reference's text, reasoning, tool call and tool call response parts, plus media
-/// parts (rule 7). Returns the new `first` flag.
-fn write_part(out: &mut Out, part: &Part<'_>, first: bool) -> bool {
-    if let Some(text) = part.text {
-        comma(out, first);
-        out.push_str(r#"{"type":"text","content":"#);
-        out.push_str(text.get());
-        out.push('}');
-    } else if let Some(reasoning) = part.reasoning {
-        comma(out, first);
-        out.push_str(r#"{"type":"reasoning","content":"#);
-        out.push_str(reasoning.get());
-        out.push('}');
-    } else if let Some(request) = tool_payload(&part.tool_request) {
-        comma(out, first);
-        out.push_str(r#"{"type":"tool_call""#);
-        if let Some(r) = request {
-            field(out, "id", r.reference);
-            field(out, "name", r.name);
-            field(out, "arguments", r.input);
-        }
-        out.push('}');
-    } else if let Some(response) = tool_payload(&part.tool_response) {
-        comma(out, first);
-        out.push_str(r#"{"type":"tool_call_response""#);
-        if let Some(r) = response {
-            field(out, "id", r.reference);
-            field(out, "response", r.output);
-        }
-        out.push('}');
-    } else if let Some(media) = object(&part.media).and_then(media_part) {
-        comma(out, first);
-        write_media(out, &media);
-    } else {
-        return first;
-    }
-    false
 }
 
 /// What a media URL is.
@@ -1116,7 +1016,7 @@ fn map_tool<'a>(span: &SpanInput<'a>, out: &mut Mapped<'a>) -> Result<(), NeedsJ
                         text.push(',');
                     }
                     text.push_str("\"content\":[");
-                    write_parts_list(&mut text, parts);
+                    sc::write_part_list(&mut text, parts, true, Some(write_media_part));
                     text.push_str("]}");
                     push_json(out, sc::TOOL_CALL_RESULT, text);
                     return if out.problems & problem::NEEDS_JS != 0 {
