@@ -14,7 +14,7 @@
 //!
 //! Every rule degrades per attribute like the reference mapping: what can be derived is written.
 
-use crate::cost::cost_usd;
+use crate::cost::PriceCache;
 use crate::genkit::{raw, ArrayShape, Candidate, Fields, Media, Message, Part, Raw, Shape};
 use crate::mapping::{problem, Scalar};
 use crate::out::{Out, OutOfMemory};
@@ -311,13 +311,13 @@ fn parse_failure(text: &str, not_json: u32) -> u32 {
 // ---------------------------------------------------------------------------------------------
 // The entry.
 
-/// Maps one span in complete mode.
-pub fn map<'a>(span: &SpanInput<'a>, options: &Options) -> Mapped<'a> {
+/// Maps one span in complete mode; `prices` remembers the price lookups of rule 2.
+pub fn map<'a>(span: &SpanInput<'a>, options: &Options, prices: &mut PriceCache) -> Mapped<'a> {
     let mut out = Mapped::default();
     match span.subtype {
         Some("flow" | "agent") => map_agent(span, &mut out, span.name),
         Some("model") => {
-            if map_model(span, options, &mut out).is_err() {
+            if map_model(span, options, prices, &mut out).is_err() {
                 return needs_js(out.problems);
             }
         }
@@ -499,6 +499,7 @@ fn stop_sequences(raw: Raw<'_>) -> Option<Value<'_>> {
 fn map_model<'a>(
     span: &SpanInput<'a>,
     options: &Options,
+    prices: &mut PriceCache,
     out: &mut Mapped<'a>,
 ) -> Result<(), NeedsJs> {
     out.push(sc::OPERATION_NAME, Value::str("chat"));
@@ -583,13 +584,19 @@ fn map_model<'a>(
     let response_model = raw_meta
         .and_then(|m| string(m.model).or_else(|| string(m.model_version)))
         .or_else(|| custom_meta.and_then(|m| string(m.model_version).or_else(|| string(m.model))));
-    // Rule 2: the response's (dated) model where the price data knows it, else the requested one.
+    // Rule 2: the response's (dated) model where the price data knows it, else the requested
+    // one; at the span's end time (prices change over time), else now.
     if options.cost {
         if let (Some(p), Some(m)) = (prefix, model) {
+            let at = span
+                .end_time_unix_nano
+                .map_or_else(std::time::SystemTime::now, |n| {
+                    std::time::UNIX_EPOCH + std::time::Duration::from_nanos(n)
+                });
             let cost = response_model
                 .as_deref()
-                .and_then(|r| cost_usd(p, r, &usage))
-                .or_else(|| cost_usd(p, m, &usage));
+                .and_then(|r| prices.cost_usd_at(p, r, &usage, at))
+                .or_else(|| prices.cost_usd_at(p, m, &usage, at));
             if let Some(cost) = cost.filter(|c| c.is_finite() && *c >= 0.0) {
                 out.push(ckeys::COST, Value::Double(cost));
             }
@@ -862,8 +869,21 @@ fn decoded_size(payload: &str, base64: bool) -> u64 {
     let bytes = payload.as_bytes();
     let mut chars: u64 = 0;
     let mut i = 0;
-    if base64 && !bytes.contains(&b'\\') {
-        let data = bytes.iter().filter(|b| !b.is_ascii_whitespace()).count() as u64;
+    // One vectorisable pass: bytes at or below a space (whitespace; JSON has no raw control
+    // characters in a string) and backslashes (escapes).
+    let (low, escapes) = if base64 {
+        bytes.iter().fold((0u64, false), |(low, esc), &b| {
+            (low + u64::from(b <= b' '), esc | (b == b'\\'))
+        })
+    } else {
+        (0, true)
+    };
+    if base64 && !escapes {
+        let data = if low == 0 {
+            bytes.len() as u64
+        } else {
+            bytes.iter().filter(|b| !b.is_ascii_whitespace()).count() as u64
+        };
         let pad = bytes
             .iter()
             .rev()
