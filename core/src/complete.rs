@@ -206,6 +206,10 @@ struct RawUsage<'a> {
     prompt_details: Option<Shape<Details<'a>>>,
     completion_details: Option<Shape<Details<'a>>>,
     prompt_cache_hit: Option<Raw<'a>>,
+    /// Anthropic's own usage (the anthropic plugin's beta runner records no `usage.custom`).
+    cache_read: Option<Raw<'a>>,
+    cache_creation_total: Option<Raw<'a>>,
+    cache_creation: Option<Shape<AnthropicUsage<'a>>>,
 }
 
 #[derive(Debug, Default)]
@@ -285,6 +289,9 @@ fields!(RawUsage {
     "prompt_tokens_details" => prompt_details: value,
     "completion_tokens_details" => completion_details: value,
     "prompt_cache_hit_tokens" => prompt_cache_hit: raw,
+    "cache_read_input_tokens" => cache_read: raw,
+    "cache_creation_input_tokens" => cache_creation_total: raw,
+    "cache_creation" => cache_creation: value,
 });
 fields!(Choice { "finish_reason" => finish_reason: raw, "message" => message: value });
 fields!(ChoiceMessage { "refusal" => refusal: raw });
@@ -391,10 +398,23 @@ fn usage_counts(
     match family {
         Family::Gemini => counts(input, add(output, thoughts), cached, None, None, thoughts),
         Family::Anthropic => {
-            let custom = object(&usage.custom);
-            let read = custom.and_then(|c| count(c.cache_read));
-            let write = custom.and_then(|c| count(c.cache_creation));
-            let write_1h = custom.and_then(|c| count(c.cache_1h));
+            // `usage.custom` (stable runner), else the API's own usage in `raw` (beta runner:
+            // `cache_creation.ephemeral_1h_input_tokens` nested there).
+            let (read, write, write_1h) = match object(&usage.custom) {
+                Some(c) => (
+                    count(c.cache_read),
+                    count(c.cache_creation),
+                    count(c.cache_1h),
+                ),
+                None => match raw_usage {
+                    Some(r) => (
+                        count(r.cache_read),
+                        count(r.cache_creation_total),
+                        object(&r.cache_creation).and_then(|c| count(c.cache_1h)),
+                    ),
+                    None => (None, None, None),
+                },
+            };
             let total = input.map(|i| {
                 i.saturating_add(read.unwrap_or(0))
                     .saturating_add(write.unwrap_or(0))
