@@ -92,7 +92,12 @@ function mapComplete(mapper, native, span, attrs, subtype) {
   const ctx = typeof span.spanContext === "function" ? span.spanContext() : undefined
   const parent = str(span.parentSpanContext?.spanId) ?? str(span.parentSpanId)
   // The span's end time (HrTime [seconds, nanoseconds]): rule 2 prices the call at that time.
-  const end = span.endTime
+  let end
+  try {
+    end = span.endTime
+  } catch {
+    end = undefined // a throwing getter: priced at the time of mapping
+  }
   const endSeconds = num(end?.[0])
   const endNanos = endSeconds === undefined ? undefined : num(end[1])
   const args = [subtype, name, status, type, stack, str(ctx?.traceId), str(ctx?.spanId), parent, endSeconds, endNanos]
