@@ -129,6 +129,11 @@ function panicMessage(native) {
   }
 }
 
+/** The native Mapper for resolved options (also the fused mode of genkit-for-maple/otlp). */
+function newMapper(native, options) {
+  return new native.Mapper({ mode: options.mode, cost: options.cost })
+}
+
 /**
  * Adds the OpenTelemetry GenAI attributes (`gen_ai.*`) to Genkit's flow, agent, model and tool
  * spans in `onEnd`. See index.d.ts for the public contract.
@@ -146,7 +151,7 @@ class GenkitForMaple {
     // the pure-JS mapping runs reference mode (its one diag warning says so).
     this.mapper =
       this.native !== undefined && this.options.mode === "complete"
-        ? new this.native.Mapper({ mode: this.options.mode, cost: this.options.cost })
+        ? newMapper(this.native, this.options)
         : undefined
   }
 
@@ -205,4 +210,4 @@ function safeMessage(error) {
   }
 }
 
-module.exports = { GenkitForMaple, loadNative }
+module.exports = { GenkitForMaple, loadNative, newMapper }

@@ -46,6 +46,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
 pub mod export;
+pub mod fused;
 pub mod seam;
 mod utf;
 

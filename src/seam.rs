@@ -13,10 +13,10 @@ use genkit_for_maple_core::problem;
 use genkit_for_maple_core::span::{self, Mode, Options, SpanInput, Status, Value};
 use napi::bindgen_prelude::Object;
 use napi::{sys, Env};
-use std::cell::RefCell;
 use std::ffi::CStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
 /// The options of a [`Mapper`] (validated by the JavaScript wrapper first).
 #[napi(object)]
@@ -30,7 +30,27 @@ pub struct MapperOptions {
 /// The whole-span mapping with one set of options (core `span::Mapper`).
 #[napi]
 pub struct Mapper {
-    inner: RefCell<span::Mapper>,
+    /// Shared with the fused mapping of `genkit-for-maple/otlp` (`src/fused.rs`), which maps on
+    /// the libuv thread pool with this state; never contended otherwise.
+    inner: Arc<Mutex<span::Mapper>>,
+}
+
+impl Mapper {
+    /// The core mapper's state, for the fused exporter.
+    pub(crate) fn shared(&self) -> Arc<Mutex<span::Mapper>> {
+        Arc::clone(&self.inner)
+    }
+}
+
+/// Locks `mapper` without waiting: `None` when another thread holds it (the fused exporter's pool
+/// task, which the JavaScript side never overlaps with a call here). A lock poisoned by a caught
+/// panic is taken as it is (the pairing state is a cache: at worst a tool call id is missing).
+pub(crate) fn try_lock(mapper: &Mutex<span::Mapper>) -> Option<MutexGuard<'_, span::Mapper>> {
+    match mapper.try_lock() {
+        Ok(guard) => Some(guard),
+        Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
+        Err(TryLockError::WouldBlock) => None,
+    }
 }
 
 /// What [`read_lossy`] found.
@@ -203,10 +223,10 @@ impl Mapper {
             }
         };
         Ok(Mapper {
-            inner: RefCell::new(span::Mapper::new(Options {
+            inner: Arc::new(Mutex::new(span::Mapper::new(Options {
                 mode,
                 cost: options.cost,
-            })),
+            }))),
         })
     }
 
@@ -269,7 +289,7 @@ impl Mapper {
                 // The state is borrowed only while the pure-Rust core runs; a re-entrant call
                 // (a getter that ends a span) finds it borrowed only if it re-enters from here,
                 // which cannot happen: no JavaScript runs inside `map`.
-                let Ok(mut mapper) = self.inner.try_borrow_mut() else {
+                let Some(mut mapper) = try_lock(&self.inner) else {
                     return problem::NEEDS_JS;
                 };
                 let mut mapped = mapper.map(&input);
@@ -307,7 +327,7 @@ impl Mapper {
             else {
                 return;
             };
-            if let Ok(mut mapper) = self.inner.try_borrow_mut() {
+            if let Some(mut mapper) = try_lock(&self.inner) {
                 mapper.span_ended(trace, span, root);
             }
         }));
