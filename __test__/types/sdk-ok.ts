@@ -60,3 +60,7 @@ const nativeExporter = new NativeOTLPTraceExporter({
 export const nativeIsNative: boolean = nativeExporter.isNative
 export const nativeTrace3 = new trace3.BatchSpanProcessor({ exporter: nativeExporter })
 export const nativeFlushed: Promise<void> = nativeExporter.forceFlush().then(() => nativeExporter.shutdown())
+// Fused mode (the README's snippet): GenkitForMaple's options in the exporter.
+export const fusedSpanProcessor = new BatchSpanProcessor(new NativeOTLPTraceExporter({ genkit: true }))
+export const fusedSdk = new NodeSDK({ spanProcessors: [fusedSpanProcessor] })
+export const fusedReference = new NativeOTLPTraceExporter({ genkit: { mode: "reference", cost: false }, omitGenkitInputOutput: true, url: "http://127.0.0.1:4318/v1/traces" })
