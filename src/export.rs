@@ -110,10 +110,13 @@ impl Reader {
     /// in [`KEYS`] (all created in the call's outer handle scope, before any span is read, so they
     /// stay valid for the whole call); otherwise created now, for this use only.
     fn key(&mut self, key: &'static CStr) -> sys::napi_value {
+        // By address first (the same literal is usually one address): no string comparisons on
+        // the hot path; by content when the compiler gave a literal another copy.
         if let Some((_, v)) = self
             .keys
             .iter()
-            .find(|(k, _)| ptr::eq(*k, key) || *k == key)
+            .find(|(k, _)| ptr::eq(*k, key))
+            .or_else(|| self.keys.iter().find(|(k, _)| *k == key))
         {
             return *v;
         }
