@@ -146,7 +146,7 @@ const p = new GenkitForMaple({ mode: "reference" }) /* compared with seed 000 */
 const attributes = { "genkit:type": "action", "genkit:metadata:subtype": "flow", "genkit:name": "supportChat" }
 p.onEnd({ name: "supportChat", attributes })
 p.onEnd({ name: "supportChat", attributes: { ...attributes } })
-process.stdout.write("RESULT " + JSON.stringify({ isNative: p.isNative, op: attributes["gen_ai.operation.name"] }) + "\n")
+process.stdout.write("RESULT " + JSON.stringify({ isNative: p.isNative, op: attributes["gen_ai.operation.name"] }) + "\\n")
 `
   fs.writeFileSync(path.join(npmApp, "probe.mjs"), probe)
   const r = run(t, process.execPath, ["probe.mjs"], npmApp)

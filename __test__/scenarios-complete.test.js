@@ -20,6 +20,7 @@ function spanOf(row) {
     attributes: structuredClone(row.attributes),
     status: row.status,
     events: row.events,
+    endTime: row.endTime,
     spanContext: () => ({ traceId: row.traceId, spanId: row.spanId, traceFlags: 1 }),
     parentSpanContext: row.parentSpanId ? { traceId: row.traceId, spanId: row.parentSpanId, traceFlags: 1, isRemote: false } : undefined,
   }
@@ -150,6 +151,35 @@ test("replayed fixture: tool call ids and costs; the trace's state is freed by i
   const out = replay(new GenkitForMaple(), rows)
   assert.ok(checkToolCallIds(out) >= 20)
   checkCosts(out)
+})
+
+test("rule 2 prices each call at its span's end time (span.endTime), at the time of mapping without one", () => {
+  const rows = load("genkit-1.42-scenario-spans.jsonl")
+  const scenario = "compat-oai deepseek: tool loop with thinking / cache / reasoning token details"
+  const first = rows.findIndex((r) => r.scenario === scenario && subtype(r.attributes) === "model")
+  assert.ok(first >= 0)
+  // DeepSeek Chat: 0.27 / 0.07 / 1.10 per million, half that off-peak (16:30-00:30 UTC).
+  const peak = (212 * 0.27 + 2048 * 0.07 + 96 * 1.1) / M
+  const day = Math.floor(rows[first].endTime[0] / 86400) * 86400
+  const costAt = (endTime) => {
+    const span = spanOf(rows[first])
+    span.endTime = endTime
+    new GenkitForMaple().onEnd(span)
+    return span.attributes["gen_ai.usage.cost"]
+  }
+  near(costAt([day + 12 * 3600, 0]), peak, "12:00 UTC")
+  near(costAt([day + 16 * 3600 + 29 * 60 + 59, 999_999_999]), peak, "16:29:59.999999999 UTC")
+  near(costAt([day + 16 * 3600 + 30 * 60, 0]), peak / 2, "16:30 UTC")
+  near(costAt([day + 20 * 3600, 500]), peak / 2, "20:00 UTC")
+  // The recorded end time (17:03 UTC): off-peak, whenever the test runs.
+  const recorded = rows[first].endTime[0] - day
+  assert.ok(recorded >= 16.5 * 3600 && recorded < 24 * 3600, `${recorded}`)
+  near(costAt(rows[first].endTime), peak / 2, "recorded end time")
+  // No (or no usable) end time: priced now, one of the two.
+  for (const endTime of [undefined, "yesterday", [Number.NaN, 0], [-1, 0]]) {
+    const cost = costAt(endTime)
+    assert.ok([peak, peak / 2].some((p) => Math.abs(cost - p) < 1e-12), `${JSON.stringify(endTime)}: ${cost}`)
+  }
 })
 
 test("reference mode and cost: false write neither cost nor call ids; complete mode writes both", () => {

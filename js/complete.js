@@ -8,6 +8,7 @@ const js = require("./mapping")
 const { P } = js
 
 const str = (v) => (typeof v === "string" ? v : undefined)
+const num = (v) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : undefined)
 
 /** The span's status code (0 unset, 1 ok, 2 error). */
 function statusCode(span) {
@@ -90,7 +91,16 @@ function mapComplete(mapper, native, span, attrs, subtype) {
   const [type, stack] = status === 2 ? exceptionOf(span) : [undefined, undefined]
   const ctx = typeof span.spanContext === "function" ? span.spanContext() : undefined
   const parent = str(span.parentSpanContext?.spanId) ?? str(span.parentSpanId)
-  const args = [subtype, name, status, type, stack, str(ctx?.traceId), str(ctx?.spanId), parent]
+  // The span's end time (HrTime [seconds, nanoseconds]): rule 2 prices the call at that time.
+  let end
+  try {
+    end = span.endTime
+  } catch {
+    end = undefined // a throwing getter: priced at the time of mapping
+  }
+  const endSeconds = num(end?.[0])
+  const endNanos = endSeconds === undefined ? undefined : num(end[1])
+  const args = [subtype, name, status, type, stack, str(ctx?.traceId), str(ctx?.spanId), parent, endSeconds, endNanos]
   let result = mapper.mapSpan(attrs, ...args)
   if (result & (P.NEEDS_JS | P.PANIC)) {
     // JSON the core's reader refuses but JSON.parse accepts (`1e400`, a lone surrogate escape in

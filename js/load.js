@@ -70,13 +70,25 @@ function bundlerOf() {
   } catch {
     file = undefined
   }
-  const own = file !== undefined && /[\\/]js[\\/]load\.js$/.test(file)
+  // Turbopack keeps the name but moves it under a virtual root ("/ROOT/node_modules/..."): the path
+  // must also exist.
+  const own = file !== undefined && /[\\/]js[\\/]load\.js$/.test(file) && exists(file)
   if (own) return undefined
   // eslint-disable-next-line no-undef
   if (typeof __webpack_require__ === "function") return "webpack"
   // eslint-disable-next-line no-undef
-  if (typeof __turbopack_context__ !== "undefined" || typeof globalThis.TURBOPACK !== "undefined") return "Turbopack"
+  if (typeof __turbopack_context__ !== "undefined" || typeof globalThis.TURBOPACK !== "undefined" || file?.startsWith("/ROOT/")) return "Turbopack"
   return "a bundler (esbuild, Rollup/Vite, Turbopack, ...)"
+}
+
+/** Whether a file exists (`true` where that cannot be told: no `fs` without a bundler seeing it). */
+function exists(file) {
+  try {
+    const fs = typeof process.getBuiltinModule === "function" ? process.getBuiltinModule("fs") : undefined
+    return fs === undefined ? true : fs.existsSync(file)
+  } catch {
+    return true
+  }
 }
 
 /** The directories to look for the package from when bundled: the entry script's and the working directory. */
@@ -173,10 +185,13 @@ function deepestCause(error) {
 /** What the pure-JS mapping does not do (issue 10: the fallback writes reference mode only). */
 const JS_PATH = 'using the pure-JS mapping, which writes reference mode only (mode "complete" needs the native binding: no cost, cache/reasoning tokens, registry provider names, error.type, tool call ids, media parts)'
 
-/** The warning text for a failed load (see loadBinding); one line. */
-function describe(result) {
+/**
+ * The warning text for a failed load (see loadBinding); one line. `consequence` says what runs
+ * instead (the processor's pure-JS mapping by default; the exporter passes its own).
+ */
+function describe(result, consequence = JS_PATH, who = PACKAGE) {
   if (result.forced) {
-    return `genkit-for-maple: native binding unavailable (GENKIT_FOR_MAPLE_FORCE_JS=1); ${JS_PATH}`
+    return `${who}: native binding unavailable (GENKIT_FOR_MAPLE_FORCE_JS=1); ${consequence}`
   }
   const triple = platformTriple()
   const pkg = `${PACKAGE}-${triple}`
@@ -186,6 +201,8 @@ function describe(result) {
     fix = "Node.js runs with addons disabled (the permission model or --no-addons): allow them (--allow-addons) to get the native path"
   } else if (/GLIBC_|GLIBCXX_|version `/.test(cause)) {
     fix = `the binary needs a newer glibc than this system's ${glibcVersion() ?? "?"}`
+  } else if (/Cannot find module '\.\.\/binding\.js'/.test(cause)) {
+    fix = `the package's binding.js and binary are missing beside js/load.js: a file tracer left them out (Next.js output "standalone": add them with outputFileTracingIncludes, README "Install and deploy")`
   } else if (result.bundler !== undefined) {
     fix = `this code was bundled by ${result.bundler}, which cannot carry the .node binary: keep "${PACKAGE}" external (README, "Install and deploy") and ship node_modules with the app`
   } else if (/Cannot find module/.test(cause)) {
@@ -194,9 +211,9 @@ function describe(result) {
     fix = `reinstall ${pkg}`
   }
   return (
-    `genkit-for-maple: native binding unavailable (${cause}); ${JS_PATH}. ` +
+    `${who}: native binding unavailable (${cause}); ${consequence}. ` +
     `Platform ${triple}, looked for ${PACKAGE}.${triple}.node and the package ${pkg}; ${fix}. ` +
-    "GENKIT_FOR_MAPLE_FORCE_JS=1 chooses the pure-JS mapping on purpose."
+    "GENKIT_FOR_MAPLE_FORCE_JS=1 chooses this on purpose."
   )
 }
 

@@ -21,23 +21,24 @@ const COMPONENT_TYPE = "otlp_http_span_exporter"
 
 let native
 let nativeError
+/** The binding through ./load.js (bundler-proof, never throws), as the processor loads it. */
 function loadNative() {
   if (native !== undefined || nativeError !== undefined) return native
-  if (process.env.GENKIT_FOR_MAPLE_FORCE_JS === "1") {
-    nativeError = new Error("GENKIT_FOR_MAPLE_FORCE_JS=1")
-  } else {
-    try {
-      const binding = require("../binding.js")
-      if (typeof binding.encodeOtlpTraces !== "function") throw new Error("the binary has no encodeOtlpTraces")
-      native = binding
-    } catch (error) {
-      nativeError = error
-    }
+  const load = require("./load")
+  const result = load.loadBinding()
+  if (result.binding !== undefined && typeof result.binding.encodeOtlpTraces === "function") {
+    native = result.binding
+    return native
   }
-  if (nativeError !== undefined) {
-    native = undefined
-    diag.warn(`genkit-for-maple/otlp: native binding unavailable (${nativeError.message}); spans are serialized by the official ProtobufTraceSerializer`)
+  nativeError = result.binding !== undefined ? { error: new Error("the binary has no encodeOtlpTraces") } : result
+  native = undefined
+  let text
+  try {
+    text = load.describe(nativeError, "spans are serialized by the official ProtobufTraceSerializer", "genkit-for-maple/otlp")
+  } catch {
+    text = "genkit-for-maple/otlp: native binding unavailable; spans are serialized by the official ProtobufTraceSerializer"
   }
+  diag.warn(text)
   return native
 }
 

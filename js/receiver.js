@@ -34,9 +34,14 @@ const TRACES = "/v1/traces"
 const IGNORED = new Set(["/v1/metrics", "/v1/logs"])
 
 let decoder
-/** The native `decodeOtlpTraces` (throws if the native binding cannot be loaded). */
+/** The native `decodeOtlpTraces` (through ./load.js, bundler-proof); throws if the binding cannot be loaded. */
 function loadDecoder() {
-  decoder ??= require("../binding.js").decodeOtlpTraces
+  if (decoder === undefined) {
+    const load = require("./load")
+    const result = load.loadBinding()
+    if (result.binding === undefined) throw new Error(load.describe(result, "the receiver cannot decode OTLP", "genkit-for-maple/receiver"))
+    decoder = result.binding.decodeOtlpTraces
+  }
   return decoder
 }
 

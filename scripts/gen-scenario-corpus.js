@@ -249,7 +249,63 @@ function row(scenario, plugin, span, original) {
   }
 }
 
-module.exports = { generate }
+/**
+ * The span shapes of rule 2's cost inputs that the corpus above leaves out, live (not written to
+ * the fixture): Anthropic cache writes with a one-hour TTL through the anthropic plugin's stable
+ * runner (`usage.custom`) and its beta runner (`config.apiVersion: "beta"`: the API's usage only in
+ * `raw`), and an OpenAI answer reporting a dated snapshot of the requested model (as the real API
+ * does). Each: the "max-tokens answer" turn (cache reads and writes), not streamed.
+ * @param {{ processors: object[], cacheWrite1h: number, responseModels: Record<string, string> }} options
+ * @returns {Promise<{ label: string, attributes: object }[]>} the model spans' attributes after the processors
+ */
+async function generateCostShapes({ processors, cacheWrite1h, responseModels }) {
+  const { disableGenkitOTelInitialization } = require("genkit/tracing")
+  disableGenkitOTelInitialization()
+  const realFetch = globalThis.fetch
+  const fetch = loopbackOnlyFetch(realFetch)
+  globalThis.fetch = fetch
+  const exporter = new InMemorySpanExporter()
+  const provider = new BasicTracerProvider({ spanProcessors: [...processors, new SimpleSpanProcessor(exporter)] })
+  api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable())
+  api.trace.setGlobalTracerProvider(provider)
+  const openai = await startOpenAI({ apiKey: KEYS.openai, responseModels })
+  const anthropicFake = await startAnthropic({ apiKey: KEYS.anthropic, cacheWrite1h })
+  const savedBase = process.env.ANTHROPIC_BASE_URL
+  process.env.ANTHROPIC_BASE_URL = anthropicFake.url
+  const out = []
+  try {
+    const { genkit } = require("genkit")
+    const { openAI } = require("@genkit-ai/compat-oai/openai")
+    const { anthropic } = require("@genkit-ai/anthropic")
+    const ai = genkit({
+      plugins: [openAI({ apiKey: KEYS.openai, baseURL: `${openai.url}/v1`, fetch, maxRetries: 0 }), anthropic({ apiKey: KEYS.anthropic })],
+    })
+    const runs = [
+      { label: "anthropic stable runner", model: "anthropic/claude-sonnet-4-5", config: {} },
+      { label: "anthropic beta runner", model: "anthropic/claude-sonnet-4-5", config: { apiVersion: "beta" } },
+      { label: "compat-oai openai", model: "openai/gpt-4o", config: {} },
+    ]
+    for (const run of runs) {
+      exporter.reset()
+      await ai.generate({ model: run.model, system: S.SYSTEM, prompt: S.PROMPTS.poem, config: run.config })
+      await provider.forceFlush()
+      for (const span of exporter.getFinishedSpans()) {
+        if (span.attributes["genkit:metadata:subtype"] === "model") out.push({ label: run.label, attributes: { ...span.attributes } })
+      }
+    }
+  } finally {
+    globalThis.fetch = realFetch
+    if (savedBase === undefined) delete process.env.ANTHROPIC_BASE_URL
+    else process.env.ANTHROPIC_BASE_URL = savedBase
+    await provider.shutdown()
+    api.trace.disable()
+    api.context.disable()
+    await Promise.all([openai.close(), anthropicFake.close()])
+  }
+  return out
+}
+
+module.exports = { generate, generateCostShapes }
 
 if (require.main === module) {
   generate().then(

@@ -8,7 +8,7 @@
 //! state is borrowed only while the pure-Rust core runs (no JavaScript is called then), so a getter
 //! or setter that re-enters `onEnd` finds it free.
 
-use super::{call_of, quiet_panics, with_buffers, Call};
+use super::{call_of, quiet_panics, with_buffers, Call, Read};
 use genkit_for_maple_core::problem;
 use genkit_for_maple_core::span::{self, Mode, Options, SpanInput, Status, Value};
 use napi::bindgen_prelude::Object;
@@ -86,6 +86,20 @@ fn read_lossy(call: &Call, key: &CStr, buf: &mut String) -> Got {
         }
         return Got::Absent;
     }
+    // The processor's reader (lib.rs `Call::read_string`: Latin-1 for ASCII, a reused UTF-16
+    // buffer otherwise); a string with a lone surrogate is read again, lossily.
+    match call.read_string(value, buf) {
+        Read::Str => Got::Str,
+        Read::Absent => Got::Absent,
+        Read::TooLarge => Got::TooLarge,
+        Read::OutOfMemory => Got::OutOfMemory,
+        Read::NotWellFormed => read_lossy_units(call, value, buf),
+    }
+}
+
+/// Reads the string `value` with each lone surrogate replaced by U+FFFD.
+fn read_lossy_units(call: &Call, value: sys::napi_value, buf: &mut String) -> Got {
+    buf.clear();
     let mut len = 0usize;
     // SAFETY: a null buffer asks for the length in UTF-16 code units; a non-string value makes
     // napi return `napi_string_expected`, which is the type check.
@@ -133,10 +147,20 @@ fn read_lossy(call: &Call, key: &CStr, buf: &mut String) -> Got {
     }
 }
 
-/// Sets `key` (ASCII) to `value` on the attribute map; `false` when not written.
+/// Sets `key` (ASCII) to `value` on the attribute map; `false` when not written. Keys up to 63
+/// bytes (every `gen_ai.*` key the core writes) go through `napi_set_named_property` with a
+/// NUL-terminated copy on the stack (V8 looks the key up in its table of internalized strings,
+/// as the reference mapping's writes do); longer ones through a created key string.
 fn set(call: &Call, key: &str, value: sys::napi_value) -> bool {
     if value.is_null() {
         return false;
+    }
+    let mut named = [0u8; 64];
+    if key.len() < named.len() && !key.as_bytes().contains(&0) {
+        named[..key.len()].copy_from_slice(key.as_bytes());
+        if let Ok(name) = CStr::from_bytes_with_nul(&named[..=key.len()]) {
+            return call.set(name, value).is_ok();
+        }
     }
     let mut name = ptr::null_mut();
     // SAFETY: live `env`; `key` is valid for `key.len()` bytes of ASCII (valid Latin-1).
@@ -233,7 +257,9 @@ impl Mapper {
     /// Maps one ended span in place. `attributes` is the span's attribute map (`genkit:input` and
     /// `genkit:output` are read from it); the other arguments are the span's subtype, `genkit:name`
     /// (as `String()` gives it), status code, the `exception.type` / `exception.stacktrace` of
-    /// its exception event, and its trace, span and parent span ids (hex). Returns problem flags;
+    /// its exception event, its trace, span and parent span ids (hex), and its end time as the two
+    /// numbers of its HrTime (`span.endTime`: seconds, nanoseconds; rule 2 prices the call at that
+    /// time, at the time of mapping without them). Returns problem flags;
     /// with `NEEDS_JS` or `PANIC` nothing was written. Never throws.
     #[napi]
     #[allow(clippy::too_many_arguments)]
@@ -249,6 +275,8 @@ impl Mapper {
         trace_id: Option<String>,
         span_id: Option<String>,
         parent_span_id: Option<String>,
+        end_seconds: Option<f64>,
+        end_nanos: Option<f64>,
     ) -> u32 {
         quiet_panics();
         let call = call_of(&env, &attributes);
@@ -285,6 +313,7 @@ impl Mapper {
                     trace_id: trace_id.as_deref().and_then(span::parse_hex),
                     span_id: span_id.as_deref().and_then(span::parse_hex),
                     parent_span_id: parent_span_id.as_deref().and_then(span::parse_hex),
+                    end_time_unix_nano: end_time(end_seconds, end_nanos),
                 };
                 // The state is borrowed only while the pure-Rust core runs; a re-entrant call
                 // (a getter that ends a span) finds it borrowed only if it re-enters from here,
@@ -331,6 +360,17 @@ impl Mapper {
                 mapper.span_ended(trace, span, root);
             }
         }));
+    }
+}
+
+/// An HrTime's nanoseconds since the Unix epoch (as the OTLP encoding writes it); `None` unless both
+/// parts are finite numbers >= 0.
+fn end_time(seconds: Option<f64>, nanos: Option<f64>) -> Option<u64> {
+    match (seconds, nanos) {
+        (Some(s), Some(n)) if s.is_finite() && n.is_finite() && s >= 0.0 && n >= 0.0 => {
+            Some(genkit_for_maple_core::encode::hr_time_nanos(s, n))
+        }
+        _ => None,
     }
 }
 

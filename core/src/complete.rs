@@ -14,10 +14,8 @@
 //!
 //! Every rule degrades per attribute like the reference mapping: what can be derived is written.
 
-use crate::cost::cost_usd;
-use crate::genkit::{
-    raw, ArrayShape, Candidate, Fields, Media, Message, Part, Raw, Shape, ToolPayload,
-};
+use crate::cost::PriceCache;
+use crate::genkit::{raw, ArrayShape, Candidate, Fields, Media, Message, Part, Raw, Shape};
 use crate::mapping::{problem, Scalar};
 use crate::out::{Out, OutOfMemory};
 use crate::semconv::{self as sc, check_messages, raw_is_str};
@@ -208,6 +206,10 @@ struct RawUsage<'a> {
     prompt_details: Option<Shape<Details<'a>>>,
     completion_details: Option<Shape<Details<'a>>>,
     prompt_cache_hit: Option<Raw<'a>>,
+    /// Anthropic's own usage (the anthropic plugin's beta runner records no `usage.custom`).
+    cache_read: Option<Raw<'a>>,
+    cache_creation_total: Option<Raw<'a>>,
+    cache_creation: Option<Shape<AnthropicUsage<'a>>>,
 }
 
 #[derive(Debug, Default)]
@@ -287,6 +289,9 @@ fields!(RawUsage {
     "prompt_tokens_details" => prompt_details: value,
     "completion_tokens_details" => completion_details: value,
     "prompt_cache_hit_tokens" => prompt_cache_hit: raw,
+    "cache_read_input_tokens" => cache_read: raw,
+    "cache_creation_input_tokens" => cache_creation_total: raw,
+    "cache_creation" => cache_creation: value,
 });
 fields!(Choice { "finish_reason" => finish_reason: raw, "message" => message: value });
 fields!(ChoiceMessage { "refusal" => refusal: raw });
@@ -313,13 +318,13 @@ fn parse_failure(text: &str, not_json: u32) -> u32 {
 // ---------------------------------------------------------------------------------------------
 // The entry.
 
-/// Maps one span in complete mode.
-pub fn map<'a>(span: &SpanInput<'a>, options: &Options) -> Mapped<'a> {
+/// Maps one span in complete mode; `prices` remembers the price lookups of rule 2.
+pub fn map<'a>(span: &SpanInput<'a>, options: &Options, prices: &mut PriceCache) -> Mapped<'a> {
     let mut out = Mapped::default();
     match span.subtype {
         Some("flow" | "agent") => map_agent(span, &mut out, span.name),
         Some("model") => {
-            if map_model(span, options, &mut out).is_err() {
+            if map_model(span, options, prices, &mut out).is_err() {
                 return needs_js(out.problems);
             }
         }
@@ -393,10 +398,23 @@ fn usage_counts(
     match family {
         Family::Gemini => counts(input, add(output, thoughts), cached, None, None, thoughts),
         Family::Anthropic => {
-            let custom = object(&usage.custom);
-            let read = custom.and_then(|c| count(c.cache_read));
-            let write = custom.and_then(|c| count(c.cache_creation));
-            let write_1h = custom.and_then(|c| count(c.cache_1h));
+            // `usage.custom` (stable runner), else the API's own usage in `raw` (beta runner:
+            // `cache_creation.ephemeral_1h_input_tokens` nested there).
+            let (read, write, write_1h) = match object(&usage.custom) {
+                Some(c) => (
+                    count(c.cache_read),
+                    count(c.cache_creation),
+                    count(c.cache_1h),
+                ),
+                None => match raw_usage {
+                    Some(r) => (
+                        count(r.cache_read),
+                        count(r.cache_creation_total),
+                        object(&r.cache_creation).and_then(|c| count(c.cache_1h)),
+                    ),
+                    None => (None, None, None),
+                },
+            };
             let total = input.map(|i| {
                 i.saturating_add(read.unwrap_or(0))
                     .saturating_add(write.unwrap_or(0))
@@ -501,6 +519,7 @@ fn stop_sequences(raw: Raw<'_>) -> Option<Value<'_>> {
 fn map_model<'a>(
     span: &SpanInput<'a>,
     options: &Options,
+    prices: &mut PriceCache,
     out: &mut Mapped<'a>,
 ) -> Result<(), NeedsJs> {
     out.push(sc::OPERATION_NAME, Value::str("chat"));
@@ -585,13 +604,19 @@ fn map_model<'a>(
     let response_model = raw_meta
         .and_then(|m| string(m.model).or_else(|| string(m.model_version)))
         .or_else(|| custom_meta.and_then(|m| string(m.model_version).or_else(|| string(m.model))));
-    // Rule 2: the response's (dated) model where the price data knows it, else the requested one.
+    // Rule 2: the response's (dated) model where the price data knows it, else the requested
+    // one; at the span's end time (prices change over time), else now.
     if options.cost {
         if let (Some(p), Some(m)) = (prefix, model) {
+            let at = span
+                .end_time_unix_nano
+                .map_or_else(std::time::SystemTime::now, |n| {
+                    std::time::UNIX_EPOCH + std::time::Duration::from_nanos(n)
+                });
             let cost = response_model
                 .as_deref()
-                .and_then(|r| cost_usd(p, r, &usage))
-                .or_else(|| cost_usd(p, m, &usage));
+                .and_then(|r| prices.cost_usd_at(p, r, &usage, at))
+                .or_else(|| prices.cost_usd_at(p, m, &usage, at));
             if let Some(cost) = cost.filter(|c| c.is_finite() && *c >= 0.0) {
                 out.push(ckeys::COST, Value::Double(cost));
             }
@@ -641,7 +666,9 @@ fn map_input_messages<'a>(
             if system.is_empty() {
                 system.push('[');
             }
-            first_system = write_parts(&mut system, message, first_system);
+            if sc::write_parts_with(&mut system, message, first_system, Some(write_media_part)) {
+                first_system = false;
+            }
         } else {
             if text.len() > 1 {
                 text.push(',');
@@ -797,128 +824,28 @@ pub fn finish_reason<'a>(raw: Option<Raw<'a>>, asks_tools: bool) -> Option<Cow<'
     Some(Cow::Borrowed(mapped))
 }
 
-/// Writes one GenAI message, complete mode: media parts kept (rule 7), the finish reason given.
+/// Writes one GenAI message, complete mode: [`crate::semconv`]'s writer with media parts kept
+/// (rule 7) and the finish reason in the semconv vocabulary (rule 8).
 fn write_message(out: &mut Out, message: &Message<'_>, finish_reason: Option<&str>) {
-    out.push('{');
-    if let Some(role) = message.role {
-        out.push_str("\"role\":");
-        if raw_is_str(role, "model") {
-            out.push_str("\"assistant\"");
-        } else {
-            out.push_str(role.get());
+    sc::write_message_with(
+        out,
+        message,
+        finish_reason.map(sc::Reason::Text),
+        Some(write_media_part),
+    );
+}
+
+/// The parts complete mode keeps beyond seed 000's (rule 7): a media part, as a `blob` or `uri`
+/// part without its bytes. Returns the new `first` flag.
+fn write_media_part(out: &mut Out, part: &Part<'_>, first: bool) -> bool {
+    match object(&part.media).and_then(media_part) {
+        Some(media) => {
+            sc::comma(out, first);
+            write_media(out, &media);
+            false
         }
-        out.push(',');
+        None => first,
     }
-    out.push_str("\"parts\":[");
-    write_parts(out, message, true);
-    out.push(']');
-    if let Some(reason) = finish_reason {
-        out.push_str(",\"finish_reason\":\"");
-        json_escape_into(out, reason);
-        out.push('"');
-    }
-    out.push('}');
-}
-
-/// Appends `s` JSON-escaped (without quotes).
-fn json_escape_into(out: &mut Out, s: &str) {
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                out.push_str(&format!("\\u{:04x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-}
-
-/// Appends the parts of a message, comma-separated; returns the new `first` flag (still `true`
-/// when nothing was written).
-fn write_parts(out: &mut Out, message: &Message<'_>, mut first: bool) -> bool {
-    let Some(ArrayShape::Array(parts)) = &message.content else {
-        return first;
-    };
-    for part in parts {
-        if let Shape::Object(part) = part {
-            first = write_part(out, part, first);
-        }
-    }
-    first
-}
-
-fn write_parts_list(out: &mut Out, parts: &[Shape<Part<'_>>]) {
-    let mut first = true;
-    for part in parts {
-        if let Shape::Object(part) = part {
-            first = write_part(out, part, first);
-        }
-    }
-}
-
-fn comma(out: &mut Out, first: bool) {
-    if !first {
-        out.push(',');
-    }
-}
-
-fn field(out: &mut Out, key: &str, value: Option<Raw<'_>>) {
-    if let Some(value) = value {
-        out.push_str(",\"");
-        out.push_str(key);
-        out.push_str("\":");
-        out.push_str(value.get());
-    }
-}
-
-fn tool_payload<'s, 'a>(
-    t: &'s Option<Shape<ToolPayload<'a>>>,
-) -> Option<Option<&'s ToolPayload<'a>>> {
-    match t {
-        Some(Shape::Object(p)) => Some(Some(p)),
-        Some(Shape::Other { truthy: true }) => Some(None),
-        _ => None,
-    }
-}
-
-/// One part: the reference's text, reasoning, tool call and tool call response parts, plus media
-/// parts (rule 7). Returns the new `first` flag.
-fn write_part(out: &mut Out, part: &Part<'_>, first: bool) -> bool {
-    if let Some(text) = part.text {
-        comma(out, first);
-        out.push_str(r#"{"type":"text","content":"#);
-        out.push_str(text.get());
-        out.push('}');
-    } else if let Some(reasoning) = part.reasoning {
-        comma(out, first);
-        out.push_str(r#"{"type":"reasoning","content":"#);
-        out.push_str(reasoning.get());
-        out.push('}');
-    } else if let Some(request) = tool_payload(&part.tool_request) {
-        comma(out, first);
-        out.push_str(r#"{"type":"tool_call""#);
-        if let Some(r) = request {
-            field(out, "id", r.reference);
-            field(out, "name", r.name);
-            field(out, "arguments", r.input);
-        }
-        out.push('}');
-    } else if let Some(response) = tool_payload(&part.tool_response) {
-        comma(out, first);
-        out.push_str(r#"{"type":"tool_call_response""#);
-        if let Some(r) = response {
-            field(out, "id", r.reference);
-            field(out, "response", r.output);
-        }
-        out.push('}');
-    } else if let Some(media) = object(&part.media).and_then(media_part) {
-        comma(out, first);
-        write_media(out, &media);
-    } else {
-        return first;
-    }
-    false
 }
 
 /// What a media URL is.
@@ -962,8 +889,21 @@ fn decoded_size(payload: &str, base64: bool) -> u64 {
     let bytes = payload.as_bytes();
     let mut chars: u64 = 0;
     let mut i = 0;
-    if base64 && !bytes.contains(&b'\\') {
-        let data = bytes.iter().filter(|b| !b.is_ascii_whitespace()).count() as u64;
+    // One vectorisable pass: bytes at or below a space (whitespace; JSON has no raw control
+    // characters in a string) and backslashes (escapes).
+    let (low, escapes) = if base64 {
+        bytes.iter().fold((0u64, false), |(low, esc), &b| {
+            (low + u64::from(b <= b' '), esc | (b == b'\\'))
+        })
+    } else {
+        (0, true)
+    };
+    if base64 && !escapes {
+        let data = if low == 0 {
+            bytes.len() as u64
+        } else {
+            bytes.iter().filter(|b| !b.is_ascii_whitespace()).count() as u64
+        };
         let pad = bytes
             .iter()
             .rev()
@@ -1116,7 +1056,7 @@ fn map_tool<'a>(span: &SpanInput<'a>, out: &mut Mapped<'a>) -> Result<(), NeedsJ
                         text.push(',');
                     }
                     text.push_str("\"content\":[");
-                    write_parts_list(&mut text, parts);
+                    sc::write_part_list(&mut text, parts, true, Some(write_media_part));
                     text.push_str("]}");
                     push_json(out, sc::TOOL_CALL_RESULT, text);
                     return if out.problems & problem::NEEDS_JS != 0 {

@@ -18,16 +18,17 @@
 //! No cost (`None`, never 0) when the provider or model is not in the price data, when the counts
 //! contradict each other (a part larger than its total), or when the input count is missing.
 
-use std::time::SystemTime;
+use std::hash::{Hash, Hasher};
+use std::time::{SystemTime, UNIX_EPOCH};
 
-use genai_prices::{Calculator, PriceRequest, Usage, UsageKey};
+use genai_prices::{Calculator, ErrorKind, PriceRequest, Usage, UsageKey};
 
 /// The version of the price library whose bundled data [`cost_usd`] uses.
 pub const PRICE_LIBRARY: &str = "genai-prices 0.2.1 (pydantic/genai-prices, bundled data)";
 
 /// Token counts of one model call, as the `gen_ai.usage.*` attributes carry them (rule 1 of
 /// issue 10, seed 003 "Step 7"). `None`: the plugin reported no such count.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct UsageCounts {
     /// `gen_ai.usage.input_tokens`: every prompt token, cache reads and writes included.
     pub input_tokens: Option<u64>,
@@ -105,22 +106,36 @@ pub fn cost_usd_at(
     at: SystemTime,
 ) -> Option<f64> {
     let provider_id = price_provider(provider)?;
-    let input = usage.input_tokens?;
-    let model = model.trim();
+    price(provider_id, model.trim(), usage, at).ok()
+}
+
+/// Why [`price`] gave no price.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Miss {
+    /// The price data has no such provider or model: true at every time, whatever the counts.
+    Unknown,
+    /// Anything else (counts missing or contradicting, a price that is not a finite number >= 0).
+    Other,
+}
+
+/// [`cost_usd_at`] for a price-library provider id and a trimmed model name.
+fn price(provider_id: &str, model: &str, usage: &UsageCounts, at: SystemTime) -> Result<f64, Miss> {
     if model.is_empty() {
-        return None;
+        return Err(Miss::Unknown);
     }
+    let input = usage.input_tokens.ok_or(Miss::Other)?;
     // Parts above their totals: the library checks only the parts the model has a price for.
     let cache = usage
         .cache_read_input_tokens
         .unwrap_or(0)
-        .checked_add(usage.cache_write_input_tokens.unwrap_or(0))?;
+        .checked_add(usage.cache_write_input_tokens.unwrap_or(0))
+        .ok_or(Miss::Other)?;
     if cache > input
         || usage.reasoning_output_tokens.unwrap_or(0) > usage.output_tokens.unwrap_or(0)
         || usage.cache_write_1h_input_tokens.unwrap_or(0)
             > usage.cache_write_input_tokens.unwrap_or(0)
     {
-        return None;
+        return Err(Miss::Other);
     }
     // ok: at most six entries, whatever the input.
     let mut counts = Usage::new();
@@ -150,12 +165,155 @@ pub fn cost_usd_at(
     let request = PriceRequest::new(model, &counts)
         .with_provider_id(provider_id)
         .with_timestamp(at);
-    let price = Calculator::bundled().calculate(&request).ok()?;
-    price
-        .total_price
-        .is_finite()
-        .then_some(price.total_price)
-        .filter(|p| *p >= 0.0)
+    match Calculator::bundled().calculate(&request) {
+        Ok(price) if price.total_price.is_finite() && price.total_price >= 0.0 => {
+            Ok(price.total_price)
+        }
+        Ok(_) => Err(Miss::Other),
+        Err(e)
+            if matches!(
+                e.kind(),
+                ErrorKind::ModelNotFound | ErrorKind::ProviderNotFound
+            ) =>
+        {
+            Err(Miss::Unknown)
+        }
+        Err(_) => Err(Miss::Other),
+    }
+}
+
+/// Slots of each [`PriceCache`] table (direct-mapped: a new entry replaces the one in its slot).
+const CACHE_SLOTS: usize = 256;
+/// Model names longer than this are priced but not cached (no real model name comes near).
+const CACHE_MODEL_BYTES: usize = 128;
+
+/// One remembered price: provider, model, counts and UTC minute -> price.
+#[derive(Debug)]
+struct PriceSlot {
+    provider_id: &'static str,
+    model: String,
+    usage: UsageCounts,
+    minute: u64,
+    price: Option<f64>,
+}
+
+/// One remembered miss: the price data has no such provider / model (at any time).
+#[derive(Debug)]
+struct UnknownSlot {
+    provider_id: &'static str,
+    model: String,
+}
+
+/// A bounded cache of [`cost_usd_at`]'s answers, held by a [`crate::span::Mapper`] (issue 9's
+/// budget: complete mode costs at most 10% more than reference mode; one library lookup is
+/// several microseconds).
+///
+/// Two direct-mapped tables of [`CACHE_SLOTS`] entries each (memory bounded whatever the input):
+/// - `(provider, model, counts, UTC minute)` -> price. Exact: a price can change only at a time
+///   boundary of the price data (a start date, at midnight UTC; a time of day, on whole minutes in
+///   the bundled data: DeepSeek's off-peak hours 16:30-00:30), so every instant of one UTC minute
+///   has the same price;
+/// - `(provider, model)` -> not in the price data (true at every time, for every count): a model
+///   name the data lacks (an unknown response model before the requested one) is looked up once.
+///
+/// An entry that cannot be stored (no memory, a model name above [`CACHE_MODEL_BYTES`]) is
+/// simply not cached.
+#[derive(Debug, Default)]
+pub struct PriceCache {
+    prices: Vec<Option<PriceSlot>>,
+    unknown: Vec<Option<UnknownSlot>>,
+}
+
+fn slot_of(hash: u64) -> usize {
+    (hash % CACHE_SLOTS as u64) as usize
+}
+
+/// An owned copy of `s`, or `None` when it cannot be allocated.
+fn try_string(s: &str) -> Option<String> {
+    let mut owned = String::new();
+    owned.try_reserve_exact(s.len()).ok()?;
+    owned.push_str(s);
+    Some(owned)
+}
+
+/// A table of [`CACHE_SLOTS`] empty slots, or `None` when it cannot be allocated.
+fn try_table<T>(table: &mut Vec<Option<T>>) -> bool {
+    if table.len() == CACHE_SLOTS {
+        return true;
+    }
+    if table.try_reserve_exact(CACHE_SLOTS).is_err() {
+        return false;
+    }
+    table.resize_with(CACHE_SLOTS, || None);
+    true
+}
+
+impl PriceCache {
+    /// An empty cache (its tables are allocated on first use).
+    pub fn new() -> PriceCache {
+        PriceCache::default()
+    }
+
+    /// [`cost_usd_at`], remembered.
+    pub fn cost_usd_at(
+        &mut self,
+        provider: &str,
+        model: &str,
+        usage: &UsageCounts,
+        at: SystemTime,
+    ) -> Option<f64> {
+        let provider_id = price_provider(provider)?;
+        let model = model.trim();
+        let Some(minute) = at
+            .duration_since(UNIX_EPOCH)
+            .ok()
+            .map(|d| d.as_secs() / 60)
+            .filter(|_| model.len() <= CACHE_MODEL_BYTES)
+        else {
+            return price(provider_id, model, usage, at).ok();
+        };
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        provider_id.hash(&mut hasher);
+        model.hash(&mut hasher);
+        let unknown_slot = slot_of(hasher.finish());
+        if let Some(Some(u)) = self.unknown.get(unknown_slot) {
+            if u.provider_id == provider_id && u.model == model {
+                return None;
+            }
+        }
+        usage.hash(&mut hasher);
+        minute.hash(&mut hasher);
+        let slot = slot_of(hasher.finish());
+        if let Some(Some(p)) = self.prices.get(slot) {
+            if p.provider_id == provider_id
+                && p.minute == minute
+                && p.usage == *usage
+                && p.model == model
+            {
+                return p.price;
+            }
+        }
+        let result = price(provider_id, model, usage, at);
+        match result {
+            Err(Miss::Unknown) => {
+                if let (true, Some(model)) = (try_table(&mut self.unknown), try_string(model)) {
+                    self.unknown[unknown_slot] = Some(UnknownSlot { provider_id, model });
+                }
+            }
+            _ => {
+                if let (true, Some(model)) = (try_table(&mut self.prices), try_string(model)) {
+                    self.prices[slot] = Some(PriceSlot {
+                        provider_id,
+                        model,
+                        usage: *usage,
+                        minute,
+                        price: result.ok(),
+                    });
+                }
+            }
+        }
+        result.ok()
+    }
 }
 
 #[cfg(test)]
@@ -460,5 +618,105 @@ mod tests {
             usage,
             (1000.0 * 0.15 + 100.0 * 0.6) / M,
         );
+    }
+
+    #[test]
+    fn the_cache_answers_as_the_library_does_at_every_time() {
+        // DeepSeek's off-peak rates start at 16:30:00 UTC: the second before and the minute from it
+        // differ, and every second of one minute has the minute's price, cached or not.
+        let day = noon() - Duration::from_secs(12 * 3600);
+        let usage = UsageCounts {
+            cache_read_input_tokens: Some(1024),
+            ..counts(2000, 100)
+        };
+        let mut cache = PriceCache::new();
+        let mut seen = Vec::new();
+        for secs in [
+            16 * 3600 + 29 * 60 + 59,
+            16 * 3600 + 30 * 60,
+            16 * 3600 + 30 * 60 + 59,
+        ] {
+            let at = day + Duration::from_secs(secs);
+            let direct = cost_usd_at("deepseek", "deepseek-chat", &usage, at);
+            assert!(direct.is_some());
+            for _ in 0..2 {
+                assert_eq!(
+                    cache.cost_usd_at("deepseek", "deepseek-chat", &usage, at),
+                    direct
+                );
+            }
+            seen.push(direct);
+        }
+        assert_ne!(seen[0], seen[1], "the price changes at 16:30:00");
+        assert_eq!(seen[1], seen[2]);
+        // Other counts, models and providers are other entries.
+        let more = UsageCounts {
+            input_tokens: Some(2001),
+            ..usage
+        };
+        let at = day + Duration::from_secs(16 * 3600 + 30 * 60);
+        assert_eq!(
+            cache.cost_usd_at("deepseek", "deepseek-chat", &more, at),
+            cost_usd_at("deepseek", "deepseek-chat", &more, at)
+        );
+        assert_ne!(
+            cache.cost_usd_at("deepseek", "deepseek-chat", &more, at),
+            cache.cost_usd_at("deepseek", "deepseek-chat", &usage, at)
+        );
+        assert_eq!(
+            cache.cost_usd_at("deepseek", "deepseek-reasoner", &usage, at),
+            cost_usd_at("deepseek", "deepseek-reasoner", &usage, at)
+        );
+        // An unknown model is remembered as unknown; the known ones are still priced, at other
+        // dates too.
+        for _ in 0..2 {
+            assert_eq!(
+                cache.cost_usd_at("openai", "no-such-model", &usage, at),
+                None
+            );
+        }
+        assert_eq!(cache.cost_usd_at("ollama", "llama3.2", &usage, at), None);
+        for days in [0u64, 400, 800] {
+            let when = at - Duration::from_secs(days * 86_400);
+            assert_eq!(
+                cache.cost_usd_at("openai", "gpt-4o", &usage, when),
+                cost_usd_at("openai", "gpt-4o", &usage, when)
+            );
+        }
+        // Contradicting counts: no cost, cached or not.
+        let bad = UsageCounts {
+            cache_read_input_tokens: Some(3000),
+            ..usage
+        };
+        assert_eq!(cache.cost_usd_at("openai", "gpt-4o", &bad, at), None);
+    }
+
+    #[test]
+    fn the_cache_is_bounded() {
+        let mut cache = PriceCache::new();
+        for i in 0..5_000u64 {
+            let usage = counts(1000 + i, 10);
+            let got = cache.cost_usd_at("openai", "gpt-4o-mini", &usage, noon());
+            assert_eq!(got, cost_usd_at("openai", "gpt-4o-mini", &usage, noon()));
+            let name = format!("unknown-model-{i}");
+            assert_eq!(cache.cost_usd_at("openai", &name, &usage, noon()), None);
+        }
+        assert_eq!(cache.prices.len(), CACHE_SLOTS);
+        assert_eq!(cache.unknown.len(), CACHE_SLOTS);
+        // A model name above the cached size is priced, never stored.
+        let long = format!("gpt-4o-mini{}", " ".repeat(200));
+        assert!(cache
+            .cost_usd_at("openai", &long, &counts(1, 1), noon())
+            .is_some());
+        let long_unknown = "x".repeat(CACHE_MODEL_BYTES + 1);
+        assert_eq!(
+            cache.cost_usd_at("openai", &long_unknown, &counts(1, 1), noon()),
+            None
+        );
+        assert!(cache
+            .unknown
+            .iter()
+            .flatten()
+            .all(|u| u.model.len() <= CACHE_MODEL_BYTES));
     }
 }

@@ -99,28 +99,65 @@ pub fn check_message(message: &Shape<Message<'_>>) -> Result<(), MessageError> {
     check_messages(std::slice::from_ref(message))
 }
 
+/// A writer of the parts seed 000 drops, for the modes that keep more of them (complete mode's
+/// media parts, issue 10 rule 7): writes `part` (with its leading comma when `first` is false)
+/// when it is one it keeps, and returns the new `first` flag (unchanged when it wrote nothing).
+pub type OtherPart = fn(out: &mut Out, part: &Part<'_>, first: bool) -> bool;
+
+/// A finish reason as written into a message: the plugin's JSON value as it is (seed 000), or a
+/// text written as a JSON string (complete mode's semconv vocabulary, issue 10 rule 8).
+#[derive(Debug, Clone, Copy)]
+pub enum Reason<'r> {
+    /// The JSON source text of the value, copied.
+    Raw(Raw<'r>),
+    /// A plain text, JSON-escaped.
+    Text(&'r str),
+}
+
 /// Appends the GenAI parts of a Genkit message's content, comma-separated, without brackets.
 /// Returns whether any part was written. Parts that are not objects, and object parts with none of
 /// `text`, `reasoning`, a truthy `toolRequest` or a truthy `toolResponse`, are dropped (seed 000).
-pub fn write_parts(out: &mut Out, message: &Message<'_>, mut first: bool) -> bool {
+pub fn write_parts(out: &mut Out, message: &Message<'_>, first: bool) -> bool {
+    write_parts_with(out, message, first, None)
+}
+
+/// [`write_parts`], with `other` writing the parts seed 000 drops (`None`: seed 000's output).
+pub fn write_parts_with(
+    out: &mut Out,
+    message: &Message<'_>,
+    first: bool,
+    other: Option<OtherPart>,
+) -> bool {
     let Some(ArrayShape::Array(parts)) = &message.content else {
         return !first;
     };
-    for part in parts {
-        if let Shape::Object(part) = part {
-            first = write_part(out, part, first);
-        }
-    }
-    !first
+    !write_part_list(out, parts, first, other)
 }
 
-fn comma(out: &mut Out, first: bool) {
+/// Appends parts, comma-separated, without brackets (a message's content, a multipart tool
+/// result's `content`); returns the new `first` flag (still `first` when nothing was written).
+pub fn write_part_list(
+    out: &mut Out,
+    parts: &[Shape<Part<'_>>],
+    mut first: bool,
+    other: Option<OtherPart>,
+) -> bool {
+    for part in parts {
+        if let Shape::Object(part) = part {
+            first = write_part(out, part, first, other);
+        }
+    }
+    first
+}
+
+/// Writes a `,` unless `first`.
+pub fn comma(out: &mut Out, first: bool) {
     if !first {
         out.push(',');
     }
 }
 
-fn write_part(out: &mut Out, part: &Part<'_>, first: bool) -> bool {
+fn write_part(out: &mut Out, part: &Part<'_>, first: bool, other: Option<OtherPart>) -> bool {
     if let Some(text) = part.text {
         comma(out, first);
         out.push_str(r#"{"type":"text","content":"#);
@@ -148,6 +185,8 @@ fn write_part(out: &mut Out, part: &Part<'_>, first: bool) -> bool {
             field(out, "response", response.output);
         }
         out.push('}');
+    } else if let Some(other) = other {
+        return other(out, part, first);
     } else {
         return first;
     }
@@ -179,8 +218,18 @@ fn field(out: &mut Out, key: &str, value: Option<Raw<'_>>) {
 /// `finish_reason` is `Some`. Role `"model"` becomes `"assistant"` (seed 000); other roles are
 /// copied; an absent role is left out.
 pub fn write_message(out: &mut Out, message: &Message<'_>, finish_reason: Option<Raw<'_>>) {
+    write_message_with(out, message, finish_reason.map(Reason::Raw), None);
+}
+
+/// [`write_message`] with the finish reason as a [`Reason`] and `other` writing the parts seed
+/// 000 drops (`None`: seed 000's output).
+pub fn write_message_with(
+    out: &mut Out,
+    message: &Message<'_>,
+    finish_reason: Option<Reason<'_>>,
+    other: Option<OtherPart>,
+) {
     out.push('{');
-    let mut has_key = false;
     if let Some(role) = message.role {
         out.push_str("\"role\":");
         if raw_is_str(role, "model") {
@@ -188,17 +237,44 @@ pub fn write_message(out: &mut Out, message: &Message<'_>, finish_reason: Option
         } else {
             out.push_str(role.get());
         }
-        has_key = true;
-    }
-    if has_key {
         out.push(',');
     }
     out.push_str("\"parts\":[");
-    write_parts(out, message, true);
+    write_parts_with(out, message, true, other);
     out.push(']');
-    if let Some(reason) = finish_reason {
-        out.push_str(",\"finish_reason\":");
-        out.push_str(reason.get());
+    match finish_reason {
+        Some(Reason::Raw(reason)) => {
+            out.push_str(",\"finish_reason\":");
+            out.push_str(reason.get());
+        }
+        Some(Reason::Text(reason)) => {
+            out.push_str(",\"finish_reason\":\"");
+            json_escape_into(out, reason);
+            out.push('"');
+        }
+        None => {}
     }
     out.push('}');
+}
+
+/// Appends `s` JSON-escaped, without quotes (`"`, `\` and control characters escaped, as
+/// `JSON.stringify` does; control characters as `\u00XX`).
+pub fn json_escape_into(out: &mut Out, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut rest = s;
+    while let Some(i) = rest.find(|c: char| c == '"' || c == '\\' || (c as u32) < 0x20) {
+        out.push_str(&rest[..i]);
+        let b = rest.as_bytes()[i];
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            _ => {
+                out.push_str("\\u00");
+                out.push(HEX[usize::from(b >> 4)] as char);
+                out.push(HEX[usize::from(b & 15)] as char);
+            }
+        }
+        rest = &rest[i + 1..];
+    }
+    out.push_str(rest);
 }

@@ -96,6 +96,10 @@ pub struct SpanInput<'a> {
     pub span_id: Option<[u8; 8]>,
     /// The parent span id (8 bytes), `None` for a root span.
     pub parent_span_id: Option<[u8; 8]>,
+    /// When the span ended, in nanoseconds since the Unix epoch (OTLP's `end_time_unix_nano`;
+    /// the JavaScript SDK's `span.endTime` HrTime). Complete mode prices the call at that time
+    /// (rule 2: prices change over time); `None`: priced at the time of mapping.
+    pub end_time_unix_nano: Option<u64>,
 }
 
 /// An attribute value, independent of the sink.
@@ -206,6 +210,8 @@ pub struct Mapper {
     options: Options,
     /// Complete mode: the tool requests of model answers, for `gen_ai.tool.call.id` (rule 5).
     pairing: crate::pairing::ToolCallPairing,
+    /// Complete mode: prices already looked up (rule 2; bounded, see [`crate::cost::PriceCache`]).
+    prices: crate::cost::PriceCache,
 }
 
 impl Mapper {
@@ -214,6 +220,7 @@ impl Mapper {
         Mapper {
             options,
             pairing: Default::default(),
+            prices: Default::default(),
         }
     }
 
@@ -228,7 +235,7 @@ impl Mapper {
         match self.options.mode {
             Mode::Reference => map_reference(span),
             Mode::Complete => {
-                let mut out = complete::map(span, &self.options);
+                let mut out = complete::map(span, &self.options, &mut self.prices);
                 if out.problems & problem::NEEDS_JS == 0 {
                     crate::pairing::pair(&mut self.pairing, span, &mut out);
                 }

@@ -47,13 +47,14 @@ function lastTurn(body) {
   return { lastText: content.map((b) => b.text ?? "").join(""), toolResult: undefined }
 }
 
-function usage(kind) {
+function usage(kind, cacheWrite1h = 0) {
   const u = USAGE[kind]
+  const hour = Math.min(cacheWrite1h, u.cacheWrite)
   return {
     input_tokens: u.input - u.cacheRead - u.cacheWrite,
     cache_creation_input_tokens: u.cacheWrite,
     cache_read_input_tokens: u.cacheRead,
-    cache_creation: { ephemeral_5m_input_tokens: u.cacheWrite, ephemeral_1h_input_tokens: 0 },
+    cache_creation: { ephemeral_5m_input_tokens: u.cacheWrite - hour, ephemeral_1h_input_tokens: hour },
     output_tokens: u.output,
     service_tier: "standard",
   }
@@ -101,9 +102,9 @@ function answer(kind, toolId) {
   }
 }
 
-function message(kind, model, id, toolId) {
+function message(kind, model, id, toolId, cacheWrite1h = 0) {
   const { content, stop_reason } = answer(kind, toolId)
-  return { id, type: "message", role: "assistant", model, content, stop_reason, stop_sequence: null, usage: usage(kind) }
+  return { id, type: "message", role: "assistant", model, content, stop_reason, stop_sequence: null, usage: usage(kind, cacheWrite1h) }
 }
 
 const event = (type, data) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
@@ -150,7 +151,11 @@ function events(kind, model, id, toolId) {
  * Starts the fake Anthropic API; point the SDK at it with ANTHROPIC_BASE_URL=<url>.
  * @param {{ apiKey: string }} options  the only key it accepts
  */
-async function startAnthropic({ apiKey }) {
+/**
+ * `cacheWrite1h`: how many of an answer's cache writes had a one-hour TTL (the rest: five minutes;
+ * non-streamed answers); 0 by default.
+ */
+async function startAnthropic({ apiKey, cacheWrite1h = 0 }) {
   let n = 0
   return startServer("anthropic", (req, reply) => {
     if (req.method !== "POST" || req.path !== "/v1/messages") {
@@ -173,7 +178,7 @@ async function startAnthropic({ apiKey }) {
     const toolId = `toolu_fake${String(n).padStart(4, "0")}`
     if (kind === "toolCall") req.toolCallId = toolId
     const headers = { "request-id": `req_fake${n}` }
-    if (!req.body.stream) return reply.json(200, message(kind, model, id, toolId), headers)
+    if (!req.body.stream) return reply.json(200, message(kind, model, id, toolId, cacheWrite1h), headers)
     reply.sse(events(kind, model, id, toolId), headers)
   })
 }

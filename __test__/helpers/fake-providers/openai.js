@@ -170,7 +170,11 @@ function chunks(kind, model, id, callId, includeUsage) {
  * and /chat/completions (DeepSeek base URL `<url>`).
  * @param {{ apiKey: string }} options  the only key it accepts
  */
-async function startOpenAI({ apiKey }) {
+/**
+ * `responseModels`: the model the answer reports for a requested one (the real API answers a
+ * dated snapshot, `gpt-4o` -> `gpt-4o-2024-08-06`); by default the requested name.
+ */
+async function startOpenAI({ apiKey, responseModels = {} }) {
   let n = 0
   return startServer("openai", (req, reply) => {
     if (req.method !== "POST" || !/^(\/v1)?\/chat\/completions$/.test(req.path)) {
@@ -183,7 +187,7 @@ async function startOpenAI({ apiKey }) {
     if (problem) {
       return reply.json(400, { error: { message: problem, type: "invalid_request_error", param: "messages", code: null } })
     }
-    const { model } = req.body
+    const model = Object.hasOwn(responseModels, req.body.model) ? responseModels[req.body.model] : req.body.model
     const kind = decide(lastTurn(req.body))
     req.kind = kind
     if (kind === "modelError") return reply.json(400, { error: { message: TEXT.modelError, type: "invalid_request_error", param: null, code: null } })

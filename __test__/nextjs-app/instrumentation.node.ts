@@ -1,0 +1,17 @@
+// The README's setup: GenkitForMaple before the exporting processor, the native OTLP exporter.
+import { diag, DiagConsoleLogger, DiagLogLevel } from "@opentelemetry/api"
+import { NodeSDK } from "@opentelemetry/sdk-node"
+import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { disableGenkitOTelInitialization } from "genkit/tracing"
+import { GenkitForMaple } from "genkit-for-maple"
+import { OTLPTraceExporter } from "genkit-for-maple/otlp"
+
+diag.setLogger(new DiagConsoleLogger(), DiagLogLevel.WARN)
+const processor = new GenkitForMaple({ mode: "reference" })
+// The route reports which path runs.
+;(globalThis as { __genkitForMaple?: GenkitForMaple }).__genkitForMaple = processor
+export const sdk = new NodeSDK({
+  spanProcessors: [processor, new BatchSpanProcessor(new OTLPTraceExporter(), { scheduledDelayMillis: 50 })],
+})
+disableGenkitOTelInitialization()
+sdk.start()
