@@ -180,11 +180,18 @@ pub fn map_span(mapper: &mut Mapper, span: &mut Span, handoff_units: usize) -> F
             trace_id: span.trace_id.as_slice().try_into().ok(),
             span_id: span.span_id.as_slice().try_into().ok(),
             parent_span_id: span.parent_span_id.as_slice().try_into().ok(),
+            // The processor passes `span.endTime`; the request holds it converted the same way.
+            end_time_unix_nano: Some(span.end_time_unix_nano),
         };
         let mapped = match (mode, agent) {
             // Flows and agents in complete mode take the processor's JavaScript fast path, which
             // does not feed the pairing state: the rules without the state.
-            (Mode::Complete, true) => crate::complete::map(&input, mapper.options()),
+            // Flows and agents price nothing: an empty cache (two empty vectors, no allocation).
+            (Mode::Complete, true) => crate::complete::map(
+                &input,
+                mapper.options(),
+                &mut crate::cost::PriceCache::default(),
+            ),
             _ => mapper.map(&input),
         };
         if mapped.problems & problem::NEEDS_JS != 0 {
