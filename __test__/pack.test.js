@@ -251,7 +251,10 @@ function readmeInstrumentation() {
   const readme = fs.readFileSync(path.join(root, "README.md"), "utf8")
   const block = /```ts\n(\/\/ instrumentation\.ts[^\n]*\n[\s\S]*?)```/.exec(readme)
   assert.ok(block, 'README.md has no ```ts block starting with "// instrumentation.ts"')
-  assert.ok(block[1].includes("new GenkitForMaple(), "), "the README's instrumentation.ts uses new GenkitForMaple()")
+  assert.ok(
+    block[1].includes("new GenkitForMaple(), ") || block[1].includes("new OTLPTraceExporter({ genkit: true })"),
+    "the README's instrumentation.ts uses new GenkitForMaple() or the exporter's fused mode",
+  )
   return block[1]
 }
 
@@ -300,7 +303,10 @@ test("tsc --noEmit --strict in the installed app: GenkitForMaple fits the SDK ve
   // The README's instrumentation.ts, verbatim, and the same without GenkitForMaple in the array.
   const snippet = readmeInstrumentation()
   fs.writeFileSync(path.join(app, "instrumentation.ts"), snippet)
-  fs.writeFileSync(path.join(app, "instrumentation-without.ts"), snippet.replace("new GenkitForMaple(), ", ""))
+  fs.writeFileSync(
+    path.join(app, "instrumentation-without.ts"),
+    snippet.replace("new GenkitForMaple(), ", "").replace("new OTLPTraceExporter({ genkit: true })", "new OTLPTraceExporter()"),
+  )
 
   const files = ["instrumentation.ts", "instrumentation-without.ts", "processor-types.ts", "wrong.ts"]
   const output = typecheck(app, files)

@@ -5,6 +5,11 @@
 //   reference  : the reference processor (seed 000's onEnd, __test__/helpers/reference.js) + official OTLPTraceExporter
 //   processor  : GenkitForMaple + official OTLPTraceExporter (@opentelemetry/exporter-trace-otlp-proto)
 //   native     : GenkitForMaple + genkit-for-maple/otlp OTLPTraceExporter
+//   fused      : genkit-for-maple/otlp OTLPTraceExporter({ genkit: true }) alone (the mapping on the
+//                thread pool, while encoding)
+//   copy       : genkit-for-maple/otlp OTLPTraceExporter alone, no mapping: its main-thread figure is
+//                the cost of copying the span's fields (strings) out of V8, fused mode's floor (its
+//                wire bytes are the unmapped spans')
 // Figures per span:
 //   main  : main-thread (event-loop) CPU time from span.end() to the batch handed to the HTTP transport:
 //           time inside span.end() (the processors' onEnd, the BatchSpanProcessor's queueing), inside
@@ -101,6 +106,8 @@ async function main() {
     reference: (url) => ({ processors: [reference], exporter: new Official({ url }) }),
     processor: (url) => ({ processors: [new GenkitForMaple()], exporter: new Official({ url }) }),
     native: (url) => ({ processors: [new GenkitForMaple()], exporter: new Native({ url }) }),
+    fused: (url) => ({ processors: [], exporter: new Native({ url, genkit: true }) }),
+    copy: (url) => ({ processors: [], exporter: new Native({ url }) }),
   }
 
   const onlyAt = argv.indexOf("--only")
@@ -124,6 +131,10 @@ async function main() {
     console.log(
       `  main-thread: reference/native ${(row.reference.main / row.native.main).toFixed(1)}x, processor/native ${(row.processor.main / row.native.main).toFixed(1)}x;` +
         ` cpu native/reference ${(row.native.cpu / row.reference.cpu).toFixed(2)}`,
+    )
+    console.log(
+      `  fused: reference/fused ${(row.reference.main / row.fused.main).toFixed(1)}x main-thread, fused/copy ${(row.fused.main / row.copy.main).toFixed(2)}x;` +
+        ` cpu fused/reference ${(row.fused.cpu / row.reference.cpu).toFixed(2)}`,
     )
   }
   rx.stop()
@@ -159,7 +170,11 @@ async function run({ processors, exporter }, w, rx, { BasicTracerProvider, Batch
       }
     }
   exporter.export = timed(exporter.export)
-  if (exporter instanceof Native) exporter._sendCounted = timed(exporter._sendCounted)
+  if (exporter instanceof Native) {
+    exporter._sendCounted = timed(exporter._sendCounted)
+    // Fused mode: spans the processor maps on the main thread (none in these workloads).
+    exporter._view = timed(exporter._view)
+  }
   const bsp = new BatchSpanProcessor(exporter, { maxExportBatchSize: 512, maxQueueSize: 1 << 20, scheduledDelayMillis: 50 })
   const provider = new BasicTracerProvider({ spanProcessors: [...processors, bsp] })
   const tracer = provider.getTracer("genkit", "1.42.0")

@@ -110,10 +110,12 @@ function searchAnchors() {
 
 /**
  * Loads the binding. Returns `{ binding }` or `{ error, bundler }`; never throws.
- * `GENKIT_FOR_MAPLE_FORCE_JS=1` returns `{ forced: true }` without trying.
+ * `GENKIT_FOR_MAPLE_FORCE_JS=1` returns `{ forced: true }` without trying, unless
+ * `honourForceJs` is false (the receiver: the switch chooses the processor's mapping, and the
+ * receiver has no JavaScript decoder).
  */
-function loadBinding() {
-  if (process.env.GENKIT_FOR_MAPLE_FORCE_JS === "1") return { forced: true }
+function loadBinding({ honourForceJs = true } = {}) {
+  if (honourForceJs && process.env.GENKIT_FOR_MAPLE_FORCE_JS === "1") return { forced: true }
   const bundler = bundlerOf()
   const errors = []
   if (bundler === undefined) {

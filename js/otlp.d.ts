@@ -6,6 +6,33 @@
 import { OTLPExporterBase } from "@opentelemetry/otlp-exporter-base"
 import type { OTLPExporterNodeConfigBase } from "@opentelemetry/otlp-exporter-base/node-http"
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace"
+import type { GenkitForMapleOptions } from "../index"
+
+/** The official exporter's configuration, plus fused mode (genkit-for-maple). */
+export interface OTLPTraceExporterConfig extends OTLPExporterNodeConfigBase {
+  /**
+   * Fused mode: `true` (`GenkitForMaple`'s defaults) or `GenkitForMaple`'s options object (`mode`,
+   * `cost`, and every option `GenkitForMaple` takes, validated by the same code: a `TypeError` for
+   * an unknown option or a wrong value). This exporter then writes the `gen_ai.*` attributes of
+   * Genkit's flow, agent, model and tool spans into the request while encoding, on the libuv
+   * thread pool, straight from `genkit:input` / `genkit:output`: no `GenkitForMaple` in the
+   * provider, no `gen_ai.*` JavaScript string, and the spans themselves are not changed (other
+   * exporters and processors see them as Genkit wrote them). The request equals, field for field,
+   * what `GenkitForMaple` with the same options followed by the official exporter sends (attribute
+   * order included: the span's own attributes, then the `gen_ai.*` ones in the processor's order;
+   * a key the span already had is overwritten in place). Spans only JavaScript maps exactly (lone
+   * surrogate escapes in the JSON, numbers such as `1e400`, values above the hand-off size,
+   * non-string names) are mapped by a `GenkitForMaple` held by the exporter, on a copy. Do not
+   * also put `GenkitForMaple` in the provider (its spans would be mapped twice). Default: off.
+   */
+  genkit?: boolean | GenkitForMapleOptions
+  /**
+   * With `genkit`: leave `genkit:input` and `genkit:output` out of this exporter's requests (the
+   * transcript is then sent once, as `gen_ai.*`); the spans keep them. A `TypeError` without
+   * `genkit`. Default `false`.
+   */
+  omitGenkitInputOutput?: boolean
+}
 
 /**
  * Exports spans as OTLP/HTTP protobuf, like the official `OTLPTraceExporter`: the same
@@ -25,7 +52,8 @@ import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace"
  * (one `diag.warn`), every batch is, and the exporter is the official one.
  */
 export declare class OTLPTraceExporter extends OTLPExporterBase<ReadableSpan[]> implements SpanExporter {
-  constructor(config?: OTLPExporterNodeConfigBase)
+  /** @throws TypeError for a wrong `genkit` or `omitGenkitInputOutput` option. */
+  constructor(config?: OTLPTraceExporterConfig)
   /** `true` when batches are encoded natively; `false` when the binary did not load. */
   readonly isNative: boolean
 }

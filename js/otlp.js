@@ -69,7 +69,10 @@ const WARN_INTERVAL_MS = 60_000
 class OTLPTraceExporter extends OTLPExporterBase {
   /** @param {import("@opentelemetry/otlp-exporter-base/node-http").OTLPExporterNodeConfigBase} [config] */
   constructor(config = {}) {
-    const options = convertLegacyHttpOptions(config, "TRACES", "v1/traces", { "Content-Type": "application/x-protobuf" })
+    const { genkit, omitGenkitInputOutput, ...httpConfig } = config ?? {}
+    // Validated before anything else is made: a TypeError for a wrong option, as GenkitForMaple.
+    const fused = fusedOptions(genkit, omitGenkitInputOutput)
+    const options = convertLegacyHttpOptions(httpConfig, "TRACES", "v1/traces", { "Content-Type": "application/x-protobuf" })
     const serializer = createSerializer()
     super(createOtlpHttpExportDelegate(options, serializer, COMPONENT_TYPE, TraceExporterMetricsHelper, config.selfObsMeterProvider))
     this._serializer = serializer
@@ -80,6 +83,8 @@ class OTLPTraceExporter extends OTLPExporterBase {
     /** Promises of the encodings under way, for forceFlush. */
     this._encoding = new Set()
     this._lastWarning = -Infinity
+    /** Fused mode (option `genkit`): the processor whose mapping the request carries. */
+    this._fused = fused === undefined ? undefined : createFused(fused)
   }
 
   /** Whether batches are encoded natively (`false`: the official serializer runs). */
@@ -88,6 +93,10 @@ class OTLPTraceExporter extends OTLPExporterBase {
   }
 
   export(items, resultCallback) {
+    if (this._fused !== undefined) {
+      this._exportFused(items, resultCallback)
+      return
+    }
     const native = this._native
     if (native === undefined) {
       super.export(items, resultCallback)
@@ -121,6 +130,89 @@ class OTLPTraceExporter extends OTLPExporterBase {
     )
     this._encoding.add(pending)
     pending.finally(() => this._encoding.delete(pending))
+  }
+
+  /**
+   * Fused mode: reads the batch now (the only main-thread work), then, after the batches before it
+   * (the pairing state sees spans in end order), maps and encodes it on the thread pool; spans the
+   * core cannot map exactly as the processor would are mapped by the processor, on a copy, here.
+   * Any failure: the processor on copies of every span, and the official serializer.
+   */
+  _exportFused(items, resultCallback) {
+    if (this._inFlight >= this._concurrencyLimit) {
+      resultCallback({ code: FAILED, error: new Error("Concurrent export limit reached") })
+      return
+    }
+    this._inFlight++
+    const done = (result) => {
+      this._inFlight--
+      resultCallback(result)
+    }
+    const fused = this._fused
+    let batch
+    if (fused.native !== undefined) {
+      try {
+        batch = fused.native.fusedRead(items, fused.mapper, fused.omit)
+      } catch (error) {
+        this._warn(error)
+      }
+    }
+    const mapping = fused.tail.then(() => (batch === undefined ? { views: this._views(items) } : this._mapFused(batch, items)))
+    // The next batch maps after this one, whatever happens to this one.
+    fused.tail = mapping.then(NOOP, NOOP)
+    const pending = mapping.then(
+      (out) => this._sendCounted(out.bytes ?? OFFICIAL, out.bytes === undefined ? out.views : items, done),
+      (error) => done({ code: FAILED, error }),
+    )
+    this._encoding.add(pending)
+    pending.finally(() => this._encoding.delete(pending))
+  }
+
+  /** Maps and encodes a batch read by fusedRead: `{ bytes }`, or `{ views }` after a failure. */
+  async _mapFused(batch, items) {
+    const fused = this._fused
+    // Each round maps at least one span: bounded by the batch size.
+    for (let round = 0; round <= items.length; round++) {
+      let out
+      try {
+        out = await batch.map()
+      } catch (error) {
+        this._warn(error)
+        return { views: this._views(items) }
+      }
+      if (typeof out !== "number") {
+        const problems = batch.problems
+        if (problems !== 0) fused.processor.problems.report(problems, items[batch.problemSpan])
+        return { bytes: out }
+      }
+      // The processor maps this span, on a copy, with the same Mapper state.
+      try {
+        batch.replaceAttributes(out, this._view(items[out], false).attributes)
+      } catch (error) {
+        this._warn(error)
+        return { views: this._views(items) }
+      }
+    }
+    return { views: this._views(items) }
+  }
+
+  /** The span as the processor leaves it, without touching it: a view with mapped attributes. */
+  _view(span, omit = this._fused.omit) {
+    const view = Object.create(span)
+    const attrs = span.attributes
+    const copy = attrs !== null && typeof attrs === "object" ? { ...attrs } : attrs
+    Object.defineProperty(view, "attributes", { value: copy, enumerable: true, writable: true, configurable: true })
+    this._fused.processor.onEnd(view)
+    if (omit && copy !== null && typeof copy === "object") {
+      delete copy["genkit:input"]
+      delete copy["genkit:output"]
+    }
+    return view
+  }
+
+  /** Every span as the processor leaves it (the fallback: the official serializer reads these). */
+  _views(items) {
+    return Array.isArray(items) ? items.map((span) => this._view(span)) : items
   }
 
   /** Hands `bytes` (or the official serializer) to the delegate for `items`. */
@@ -162,6 +254,39 @@ class OTLPTraceExporter extends OTLPExporterBase {
     while (this._encoding.size > 0) await Promise.allSettled([...this._encoding])
     return super.shutdown()
   }
+}
+
+const NOOP = () => {}
+
+/**
+ * The fused options from the constructor's `genkit` and `omitGenkitInputOutput`; `undefined` when
+ * fused mode is off. `genkit`: `true` (the processor's defaults) or GenkitForMaple's options
+ * object, validated by the processor's own resolveOptions (a TypeError when wrong).
+ */
+function fusedOptions(genkit, omit) {
+  if (omit !== undefined && typeof omit !== "boolean") {
+    throw new TypeError(`OTLPTraceExporter: option "omitGenkitInputOutput" must be a boolean, got ${typeof omit}`)
+  }
+  if (genkit === undefined || genkit === false) {
+    if (omit === true) throw new TypeError(`OTLPTraceExporter: option "omitGenkitInputOutput" needs the option "genkit"`)
+    return undefined
+  }
+  if (genkit !== true && (genkit === null || typeof genkit !== "object" || Array.isArray(genkit))) {
+    throw new TypeError(`OTLPTraceExporter: option "genkit" must be true or GenkitForMaple's options object`)
+  }
+  return { options: genkit === true ? undefined : genkit, omit: omit === true }
+}
+
+/** The processor (same options, same Mapper constructor) and the native Mapper fused mode uses. */
+function createFused({ options, omit }) {
+  // Lazily required: the exporter alone does not load the processor.
+  const { GenkitForMaple, newMapper } = require("./processor")
+  const processor = new GenkitForMaple(options)
+  const native = typeof processor.native?.fusedRead === "function" ? processor.native : undefined
+  // Complete mode: the processor's own Mapper (its state is shared with the spans it maps here);
+  // reference mode keeps no state: a Mapper made the same way.
+  const mapper = native === undefined ? undefined : (processor.rules ?? newMapper(native, processor.options))
+  return { processor, native, mapper, omit, tail: Promise.resolve() }
 }
 
 module.exports = { OTLPTraceExporter }

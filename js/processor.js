@@ -136,6 +136,14 @@ function panicMessage(native) {
 }
 
 /**
+ * The native Mapper for resolved options, content control included (also the fused mode of
+ * genkit-for-maple/otlp). Throws when a secret pattern does not compile.
+ */
+function newMapper(native, options) {
+  return new native.Mapper(options)
+}
+
+/**
  * Adds the OpenTelemetry GenAI attributes (`gen_ai.*`) to Genkit's flow, agent, model and tool
  * spans in `onEnd`. See index.d.ts for the public contract.
  */
@@ -154,7 +162,7 @@ class GenkitForMaple {
     // writers get it as `rules`, the JavaScript writers the guard (js/content.js).
     let mapper
     try {
-      mapper = this.native !== undefined ? new this.native.Mapper(this.options) : undefined
+      mapper = this.native !== undefined ? newMapper(this.native, this.options) : undefined
     } catch (error) {
       throw new TypeError(`GenkitForMaple: option "secretPatterns": ${safeMessage(error)}`)
     }
@@ -218,4 +226,4 @@ function safeMessage(error) {
   }
 }
 
-module.exports = { GenkitForMaple, loadNative }
+module.exports = { GenkitForMaple, loadNative, newMapper }

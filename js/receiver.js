@@ -38,7 +38,7 @@ let decoder
 function loadDecoder() {
   if (decoder === undefined) {
     const load = require("./load")
-    const result = load.loadBinding()
+    const result = load.loadBinding({ honourForceJs: false })
     if (result.binding === undefined) throw new Error(load.describe(result, "the receiver cannot decode OTLP", "genkit-for-maple/receiver"))
     decoder = result.binding.decodeOtlpTraces
   }

@@ -110,10 +110,13 @@ impl Reader {
     /// in [`KEYS`] (all created in the call's outer handle scope, before any span is read, so they
     /// stay valid for the whole call); otherwise created now, for this use only.
     fn key(&mut self, key: &'static CStr) -> sys::napi_value {
+        // By address first (the same literal is usually one address): no string comparisons on
+        // the hot path; by content when the compiler gave a literal another copy.
         if let Some((_, v)) = self
             .keys
             .iter()
-            .find(|(k, _)| ptr::eq(*k, key) || *k == key)
+            .find(|(k, _)| ptr::eq(*k, key))
+            .or_else(|| self.keys.iter().find(|(k, _)| *k == key))
         {
             return *v;
         }
@@ -724,10 +727,25 @@ impl Reader {
 
     /// Reads the whole batch, grouped as the official serializer groups it.
     fn batch(&mut self, spans: sys::napi_value) -> R<ExportTraceServiceRequest> {
+        self.batch_with_positions(spans, None)
+    }
+
+    /// [`Self::batch`], and, when `positions` is given, where each span of the batch landed in
+    /// the request, in batch order: (resource group, scope group, index in the scope group).
+    fn batch_with_positions(
+        &mut self,
+        spans: sys::napi_value,
+        mut positions: Option<&mut Vec<SpanPosition>>,
+    ) -> R<ExportTraceServiceRequest> {
         if !self.is_array(spans) {
             return Err(Fail("the spans are not an array"));
         }
         let n = self.length(spans)?;
+        if let Some(p) = positions.as_deref_mut() {
+            p.try_reserve_exact(n as usize).map_err(|_| OOM)?;
+        }
+        // Spans pushed so far per (resource group, scope group), for `positions`.
+        let mut counts: Vec<Vec<usize>> = Vec::new();
         let mut batch = Batch::default();
         // (resource handle, batch index, [(scope handle, scope index)]): identity groups.
         type Group = (sys::napi_value, usize, Vec<(sys::napi_value, usize)>);
@@ -788,9 +806,68 @@ impl Reader {
             {
                 return Err(Fail("internal: unknown scope group"));
             }
+            if let Some(p) = positions.as_deref_mut() {
+                while counts.len() <= resource_index {
+                    counts.try_reserve(1).map_err(|_| OOM)?;
+                    counts.push(Vec::new());
+                }
+                let scopes = &mut counts[resource_index];
+                while scopes.len() <= s {
+                    scopes.try_reserve(1).map_err(|_| OOM)?;
+                    scopes.push(0);
+                }
+                p.push((resource_index, s, scopes[s]));
+                scopes[s] += 1;
+            }
         }
         Ok(batch.into_request())
     }
+}
+
+/// Where a span of a batch is in its request: (resource group, scope group, index in the scope
+/// group), indices into `resource_spans`, `scope_spans` and `spans`.
+pub(crate) type SpanPosition = (usize, usize, usize);
+
+/// A [`Reader`] for one napi call on the JavaScript thread of `env`, with its keys created.
+fn reader(env: sys::napi_env) -> Reader {
+    let mut reader = Reader {
+        env,
+        units: Vec::new(),
+        keys: Vec::new(),
+    };
+    // In the call's outer handle scope: valid for the whole call, across the per-span scopes.
+    for key in KEYS {
+        let v = reader.key(key);
+        if !v.is_null() && reader.keys.try_reserve(1).is_ok() {
+            reader.keys.push((key, v));
+        }
+    }
+    reader
+}
+
+/// Reads a batch as [`encode_otlp_traces`] does (same rules, same refusals), plus the position of
+/// each span in the request, for the fused mapping (`src/fused.rs`). On the JavaScript thread of
+/// `env`; the error is the reason the batch is refused. Panics are not caught here.
+pub(crate) fn read_batch_with_positions(
+    env: sys::napi_env,
+    spans: sys::napi_value,
+) -> Result<(ExportTraceServiceRequest, Vec<SpanPosition>), &'static str> {
+    let mut positions = Vec::new();
+    let request = reader(env)
+        .batch_with_positions(spans, Some(&mut positions))
+        .map_err(|Fail(reason)| reason)?;
+    Ok((request, positions))
+}
+
+/// Reads an attribute map (`span.attributes`) as key-values, as the span reader does. On the
+/// JavaScript thread of `env`. Panics are not caught here.
+pub(crate) fn read_attributes(
+    env: sys::napi_env,
+    attributes: sys::napi_value,
+) -> Result<Vec<KeyValue>, &'static str> {
+    reader(env)
+        .attributes(attributes)
+        .map_err(|Fail(reason)| reason)
 }
 
 /// Replaces the default panic hook (which prints to stderr) by a silent one, once per process:
@@ -848,21 +925,7 @@ impl Task for EncodeTask {
 pub fn encode_otlp_traces(env: Env, spans: Object<'_>) -> napi::Result<AsyncTask<EncodeTask>> {
     quiet_panics();
     let raw = spans.raw();
-    let read = catch_unwind(AssertUnwindSafe(|| {
-        let mut reader = Reader {
-            env: env.raw(),
-            units: Vec::new(),
-            keys: Vec::new(),
-        };
-        // In the call's outer handle scope: valid for the whole call, across the per-span scopes.
-        for key in KEYS {
-            let v = reader.key(key);
-            if !v.is_null() && reader.keys.try_reserve(1).is_ok() {
-                reader.keys.push((key, v));
-            }
-        }
-        reader.batch(raw)
-    }));
+    let read = catch_unwind(AssertUnwindSafe(|| reader(env.raw()).batch(raw)));
     match read {
         Ok(Ok(request)) => Ok(AsyncTask::new(EncodeTask {
             request: Some(request),

@@ -13,10 +13,10 @@ use genkit_for_maple_core::problem;
 use genkit_for_maple_core::span::{self, Mode, Options, SpanInput, Status, Value};
 use napi::bindgen_prelude::Object;
 use napi::{sys, Env};
-use std::cell::RefCell;
 use std::ffi::CStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
 /// The options of a [`Mapper`] (validated by the JavaScript wrapper first).
 #[napi(object)]
@@ -86,16 +86,34 @@ pub(crate) fn core_mapper(options: MapperOptions) -> napi::Result<span::Mapper> 
 /// The whole-span mapping with one set of options (core `span::Mapper`).
 #[napi]
 pub struct Mapper {
-    inner: RefCell<span::Mapper>,
+    /// Shared with the fused mapping of `genkit-for-maple/otlp` (`src/fused.rs`), which maps on
+    /// the libuv thread pool with this state; never contended otherwise.
+    inner: Arc<Mutex<span::Mapper>>,
     /// The content rules of the options (issue 11), shared with reference mode's writers
-    /// (`src/content.rs`) without borrowing `inner`.
-    content: std::sync::Arc<genkit_for_maple_core::content::Content>,
+    /// (`src/content.rs`) without locking `inner`.
+    content: Arc<genkit_for_maple_core::content::Content>,
 }
 
 impl Mapper {
     /// The content rules (issue 11).
-    pub(crate) fn content_rules(&self) -> std::sync::Arc<genkit_for_maple_core::content::Content> {
-        std::sync::Arc::clone(&self.content)
+    pub(crate) fn content_rules(&self) -> Arc<genkit_for_maple_core::content::Content> {
+        Arc::clone(&self.content)
+    }
+
+    /// The core mapper's state, for the fused exporter.
+    pub(crate) fn shared(&self) -> Arc<Mutex<span::Mapper>> {
+        Arc::clone(&self.inner)
+    }
+}
+
+/// Locks `mapper` without waiting: `None` when another thread holds it (the fused exporter's pool
+/// task, which the JavaScript side never overlaps with a call here). A lock poisoned by a caught
+/// panic is taken as it is (the pairing state is a cache: at worst a tool call id is missing).
+pub(crate) fn try_lock(mapper: &Mutex<span::Mapper>) -> Option<MutexGuard<'_, span::Mapper>> {
+    match mapper.try_lock() {
+        Ok(guard) => Some(guard),
+        Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
+        Err(TryLockError::WouldBlock) => None,
     }
 }
 
@@ -285,8 +303,8 @@ impl Mapper {
     pub fn new(options: MapperOptions) -> napi::Result<Self> {
         let mapper = core_mapper(options)?;
         Ok(Mapper {
-            content: std::sync::Arc::new(mapper.content().clone()),
-            inner: RefCell::new(mapper),
+            content: Arc::new(mapper.content().clone()),
+            inner: Arc::new(Mutex::new(mapper)),
         })
     }
 
@@ -354,7 +372,7 @@ impl Mapper {
                 // The state is borrowed only while the pure-Rust core runs; a re-entrant call
                 // (a getter that ends a span) finds it borrowed only if it re-enters from here,
                 // which cannot happen: no JavaScript runs inside `map`.
-                let Ok(mut mapper) = self.inner.try_borrow_mut() else {
+                let Some(mut mapper) = try_lock(&self.inner) else {
                     return problem::NEEDS_JS;
                 };
                 let mut mapped = mapper.map(&input);
@@ -392,7 +410,7 @@ impl Mapper {
             else {
                 return;
             };
-            if let Ok(mut mapper) = self.inner.try_borrow_mut() {
+            if let Some(mut mapper) = try_lock(&self.inner) {
                 mapper.span_ended(trace, span, root);
             }
         }));

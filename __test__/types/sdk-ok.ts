@@ -92,3 +92,8 @@ export const provider3NoContent = new trace3.TracerProvider({
   ],
 })
 provider1.addSpanProcessor(new trace1.SimpleSpanProcessor(new NoContentSpanExporter(new trace1.InMemorySpanExporter())))
+// Fused mode (the README's snippet): GenkitForMaple's options in the exporter.
+export const fusedSpanProcessor = new BatchSpanProcessor(new NativeOTLPTraceExporter({ genkit: true }))
+export const fusedSdk = new NodeSDK({ spanProcessors: [fusedSpanProcessor] })
+export const fusedReference = new NativeOTLPTraceExporter({ genkit: { mode: "reference", cost: false }, omitGenkitInputOutput: true, url: "http://127.0.0.1:4318/v1/traces" })
+export const fusedQuiet = new NativeOTLPTraceExporter({ genkit: { captureContent: "NO_CONTENT", scrubSecrets: true, maxContentBytes: 65_536 } })

@@ -4,6 +4,7 @@
 // of sdk-ok.ts proves nothing.
 import { NodeSDK } from "@opentelemetry/sdk-node"
 import { GenkitForMaple, mapSpanJs } from "genkit-for-maple"
+import { OTLPTraceExporter } from "genkit-for-maple/otlp"
 
 const processor = new GenkitForMaple()
 
@@ -20,5 +21,7 @@ processor.onEnd(42) // error: TS2345
 const notAPromise: string = processor.shutdown() // error: TS2322
 const flags: string = mapSpanJs({}) // error: TS2322
 new NodeSDK({ spanProcessors: [GenkitForMaple] }) // error: TS2739
+new OTLPTraceExporter({ genkit: { mode: "full" } }) // error: TS2322
+new OTLPTraceExporter({ genkit: "yes" }) // error: TS2322
 
 export { notAPromise, flags }

@@ -17,6 +17,7 @@
 //! - [`cost`]: `gen_ai.usage.cost` from token counts (pydantic's genai-prices, bundled prices).
 //! - [`pairing`]: `gen_ai.tool.call.id` for tool spans, from the model answers that asked for them.
 //! - [`encode`]: `ExportTraceServiceRequest` encoding as the official JS serializer writes it.
+//! - [`fused`]: the exporter's fused mapping: `gen_ai.*` written into protobuf spans (issue 8).
 //! - [`jsonstr`]: JSON string literals decoded with fallible memory, borrowed when they can be.
 
 pub mod cap;
@@ -24,6 +25,7 @@ pub mod complete;
 pub mod content;
 pub mod cost;
 pub mod encode;
+pub mod fused;
 pub mod genkit;
 pub mod jsonstr;
 pub mod mapping;
