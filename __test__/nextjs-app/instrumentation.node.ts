@@ -7,7 +7,9 @@ import { GenkitForMaple } from "genkit-for-maple"
 import { OTLPTraceExporter } from "genkit-for-maple/otlp"
 
 diag.setLogger(new DiagConsoleLogger(), DiagLogLevel.WARN)
-const processor = new GenkitForMaple({ mode: "reference" })
+// scrubSecrets: false: the test compares the transcript on the pure-JS path too, where secret
+// scrubbing (on by default) withholds content.
+const processor = new GenkitForMaple({ mode: "reference", scrubSecrets: false })
 // The route reports which path runs.
 ;(globalThis as { __genkitForMaple?: GenkitForMaple }).__genkitForMaple = processor
 export const sdk = new NodeSDK({
