@@ -51,6 +51,8 @@ async function serve(t, cwd, cmd, args) {
     cwd,
     env: cleanEnv({ NEXT_TELEMETRY_DISABLED: "1", OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, PORT: String(port), HOSTNAME: "127.0.0.1" }),
     stdio: ["ignore", "pipe", "pipe"],
+    // Its own process group: `next dev` and `next start` start workers, stopped with it.
+    detached: true,
   })
   let output = ""
   child.stdout.on("data", (d) => (output += d))
@@ -72,9 +74,15 @@ async function serve(t, cwd, cmd, args) {
     // The batch processor exports within 50 ms; wait for the flow's spans (bounded).
     for (let i = 0; i < 100 && !receiver.spans().some((s) => s.name === "nextFlow"); i++) await new Promise((r) => setTimeout(r, 100))
   } finally {
-    child.kill("SIGTERM")
+    try {
+      process.kill(-child.pid, "SIGTERM")
+    } catch {
+      child.kill("SIGTERM")
+    }
     await new Promise((r) => (exited ? r() : child.once("exit", r)))
-    await receiver.stop?.()
+    child.stdout.destroy()
+    child.stderr.destroy()
+    await receiver.close()
   }
   t.diagnostic(`${path.basename(cwd)}: ${cmd} ${args.join(" ")}: answered in ${((Date.now() - started) / 1000).toFixed(1)} s`)
   assert.ok(answer, `no answer from the server\n${output.slice(-4000)}`)
@@ -100,6 +108,9 @@ function assertMapped(result, native) {
   assert.equal(output[0].parts[0].content, "echo: hello from next")
 }
 
+// One suite around everything: its after hook runs as soon as its tests end (a top-level after hook
+// waits for the event loop to drain).
+describe("Next.js", () => {
 before(() => {
   const r = spawnSync("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", tmp], { cwd: root, env: cleanEnv(), encoding: "utf8" })
   assert.equal(r.status, 0, show(r))
@@ -193,3 +204,4 @@ for (const [major, bundler] of majors) {
     })
   })
 }
+})
