@@ -50,7 +50,10 @@ function child(route, kind, unit, mb) {
   const output = buf.toString(encoding)
   const textLength = count
   const attrs = { "genkit:metadata:subtype": kind, "genkit:name": kind === "tool" ? "t" : "g/m", "genkit:input": "{}", "genkit:output": output }
-  const p = new GenkitForMaple()
+  // Issue 13's memory policy alone: reference mode, no secret scrubbing (without the binding it
+  // withholds content) and no content cap (complete mode caps at 256 KiB), so both paths write the
+  // whole value.
+  const p = new GenkitForMaple({ mode: "reference", scrubSecrets: false, maxContentBytes: Infinity })
   if ((route === "native") !== p.isNative) throw new Error(`wanted ${route}, got isNative=${p.isNative}`)
   globalThis.gc()
   globalThis.gc()
