@@ -34,6 +34,21 @@ struct State {
     problem_span: Option<usize>,
 }
 
+/// The span at a read position (resource, scope, span index) of the request.
+fn span_at(
+    request: &mut ExportTraceServiceRequest,
+    r: usize,
+    s: usize,
+    k: usize,
+) -> Result<&mut genkit_for_maple_core::encode::proto::trace::v1::Span, &'static str> {
+    request
+        .resource_spans
+        .get_mut(r)
+        .and_then(|g| g.scope_spans.get_mut(s))
+        .and_then(|g| g.spans.get_mut(k))
+        .ok_or("internal: a span position is out of range")
+}
+
 /// Locks a mutex, taking a poisoned one as it is (a panic was caught; the state is still usable).
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -102,13 +117,7 @@ impl MapTask {
         {
             let mut mapper = lock(&self.mapper);
             while let Some(&(r, s, k)) = state.positions.get(state.next) {
-                let span = state
-                    .request
-                    .resource_spans
-                    .get_mut(r)
-                    .and_then(|g| g.scope_spans.get_mut(s))
-                    .and_then(|g| g.spans.get_mut(k))
-                    .ok_or("internal: a span position is out of range")?;
+                let span = span_at(&mut state.request, r, s, k)?;
                 match fused::map_span(&mut mapper, span, crate::HANDOFF_UNITS) {
                     Fused::NeedsJs => return Ok(MapOutput::NeedsJs(state.next as u32)),
                     Fused::Mapped(problems) => {
@@ -203,13 +212,7 @@ impl FusedBatch {
                 .positions
                 .get(state.next)
                 .ok_or("not the span the mapping stopped at")?;
-            let span = state
-                .request
-                .resource_spans
-                .get_mut(r)
-                .and_then(|g| g.scope_spans.get_mut(s))
-                .and_then(|g| g.spans.get_mut(k))
-                .ok_or("internal: a span position is out of range")?;
+            let span = span_at(&mut state.request, r, s, k)?;
             span.attributes = values;
             if state.omit {
                 fused::omit_genkit_input_output(span);
