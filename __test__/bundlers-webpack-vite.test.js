@@ -69,6 +69,15 @@ for (const entry of ["app.mjs", "app.cjs"]) {
   })
 }
 
+// A development build (`mode: "development"`, as `webpack --watch` and dev servers make it: modules
+// wrapped in eval() with source URLs): the same loader answers.
+test("webpack app.mjs in development mode (eval-wrapped modules): native in place, pure JS with one warning naming webpack when moved", async () => {
+  const dist = await webpackBuild("app.mjs", "dist-webpack-dev", { mode: "development" })
+  assert.match(fs.readFileSync(path.join(dist, "main.js"), "utf8"), /eval\(/, "a development build")
+  assertNative(runApp(path.join(dist, "main.js"), ctx.spans))
+  assertFallback(runApp(path.join(move(dist, "moved-webpack-dev"), "main.js"), ctx.spans), /bundled by webpack/)
+})
+
 async function viteBuild(out, ssr) {
   const { build } = await import(require.resolve("vite", { paths: [root] }).replace(/index\.cjs$/, "index.js"))
   await build({
