@@ -55,14 +55,14 @@ const { load } = require(path.join(root, "__test__", "helpers", "fixtures.js"))
 //     over the Rust Vec, mmapped (above the child's 128 kB threshold); Node frees such an external
 //     buffer in a setImmediate after the GC that collected it, so right after gc() up to 11 dead
 //     requests (up to 40 MB; merged 3.7 MB-multiple mappings in smaps) were still resident: anon
-//     75-148 MB right after gc(), 60-112 MB one event-loop turn later. Which a reading hits
+//     75-123 MB right after gc(), 60-92 MB one event-loop turn later. Which a reading hits
 //     depends on timing, hence 6.7% vs 50%. The check lets the finalizers run first.
 //  2. The main malloc arena keeping freed pages. A batch's attribute strings are read into Rust
 //     Strings on the JavaScript thread (main arena) and freed after encoding; glibc keeps the
-//     freed pages: the [heap] mapping held 25-50 MB, 12.6-14.1 MB after malloc_trim(0), which
+//     freed pages: the [heap] mapping held 25-46 MB, 12.5-14.1 MB after malloc_trim(0), which
 //     returns whole free pages; what it cannot return (pages shared with live chunks) still varies
 //     run to run: anonymous RSS outside V8's resident heap, after trim, grew 5-13 MB between the
-//     baseline and the end of 200,000 spans in five runs. Per-thread arenas are not it: 9 arenas
+//     baseline and the end of 200,000 spans in nine runs. Per-thread arenas are not it: 9 arenas
 //     (libuv pool and V8 worker threads) exist by the baseline, never more, under 2 MB resident
 //     together; MALLOC_ARENA_MAX=2 leaves 1 and makes the main heap larger (34 -> 47 MB by 40,000
 //     spans), so it is not set. (Without MALLOC_MMAP_THRESHOLD_, glibc's threshold rises and the
