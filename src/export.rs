@@ -982,3 +982,74 @@ pub fn bench_thread_cpu_ns() -> f64 {
         f64::NAN
     }
 }
+
+/// Soak support (scripts/soak.js): returns the free memory of every glibc malloc arena to the
+/// system (`malloc_trim(0)`: the heap's top and every whole free page inside it), so that the
+/// soak's resident-memory check counts memory in use, not pages the allocator keeps after a
+/// batch's strings are freed (measured in the EXPORTER-NOTE of scripts/soak.js). `true` when
+/// memory was released; `false` when none was, or where this is not glibc (musl, macOS, Windows).
+#[napi]
+pub fn soak_malloc_trim() -> bool {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" {
+            fn malloc_trim(pad: usize) -> i32;
+        }
+        // SAFETY: `malloc_trim` (glibc, <malloc.h>) takes a byte count, touches only the
+        // allocator's own free memory under the arenas' locks, and is safe to call from any thread
+        // at any time.
+        (unsafe { malloc_trim(0) }) == 1
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        false
+    }
+}
+
+/// Soak support (scripts/soak.js): bytes glibc's malloc has handed out and not had back, over every
+/// arena (`mallinfo2()`: `uordblks`, in use in the arenas' heaps, plus `hblkhd`, in mmapped
+/// chunks): the native memory in use (the addon's Rust allocations and Node's own), without the
+/// free pages the allocator keeps. `NaN` where `mallinfo2` is absent (glibc before 2.33, not glibc);
+/// looked up at run time so that the binary still loads on an older glibc.
+#[napi]
+pub fn soak_malloc_in_use() -> f64 {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // Only `hblkhd` and `uordblks` are read; the others give the C layout.
+        #[allow(dead_code)]
+        #[repr(C)]
+        struct Mallinfo2 {
+            arena: usize,
+            ordblks: usize,
+            smblks: usize,
+            hblks: usize,
+            hblkhd: usize,
+            usmblks: usize,
+            fsmblks: usize,
+            uordblks: usize,
+            fordblks: usize,
+            keepcost: usize,
+        }
+        extern "C" {
+            fn dlsym(
+                handle: *mut std::ffi::c_void,
+                symbol: *const std::ffi::c_char,
+            ) -> *mut std::ffi::c_void;
+        }
+        // SAFETY: `dlsym(RTLD_DEFAULT = NULL, name)` with a NUL-terminated name only looks the
+        // symbol up; a null result is handled below.
+        let f = unsafe { dlsym(ptr::null_mut(), c"mallinfo2".as_ptr()) };
+        if f.is_null() {
+            return f64::NAN;
+        }
+        // SAFETY: the non-null `mallinfo2` of glibc has this signature
+        // (`struct mallinfo2 mallinfo2(void)`, ten `size_t` fields in this order, <malloc.h>).
+        let mallinfo2: extern "C" fn() -> Mallinfo2 = unsafe { std::mem::transmute(f) };
+        let info = mallinfo2();
+        (info.uordblks as f64) + (info.hblkhd as f64)
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        f64::NAN
+    }
+}
