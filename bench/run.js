@@ -8,6 +8,7 @@
 //   node bench/run.js --smoke         two cases, a few iterations: checks it works (CI; also
 //                                     when GENKIT_FOR_MAPLE_SMOKE=1)
 //   node bench/run.js --only 'model-1000000'   cases whose id matches the regular expression
+//                                     (without bench/content.js's table)
 //
 // Needs the release build of the addon (`npm run build`). Figures: net of the attribute-map copy
 // each op makes (see bench/case.js), medians over interleaved rounds.
@@ -185,6 +186,15 @@ fs.writeFileSync(path.join(__dirname, "results.json"), `${JSON.stringify({ meta,
   const r = spawnSync(process.execPath, [path.join(__dirname, "memory.js"), ...(smoke ? ["--smoke"] : [])], { stdio: "inherit" })
   if (r.status !== 0) {
     console.error("bench: bench/memory.js failed")
+    failed = true
+  }
+}
+
+// The cost of secret scrubbing and the content cap (issue 11): bench/content.js, its own process.
+if (!only) {
+  const r = spawnSync(process.execPath, [path.join(__dirname, "content.js"), ...(smoke ? ["--smoke"] : ["--json", path.join(__dirname, "content-results.json")])], { stdio: "inherit" })
+  if (r.status !== 0) {
+    console.error("bench: bench/content.js failed")
     failed = true
   }
 }

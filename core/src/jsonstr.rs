@@ -30,61 +30,104 @@ pub fn decode(literal: &str) -> Result<Cow<'_, str>, StringError> {
     let mut out = String::new();
     out.try_reserve_exact(inner.len())
         .map_err(|_| StringError::OutOfMemory)?;
-    let mut rest = inner;
-    while let Some(at) = rest.find('\\') {
-        out.push_str(&rest[..at]);
-        let bytes = rest.as_bytes();
-        let escape = *bytes.get(at + 1).ok_or(StringError::NotAString)?;
-        rest = &rest[at + 2..];
-        let c = match escape {
-            b'"' => '"',
-            b'\\' => '\\',
-            b'/' => '/',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
-            b'u' => {
-                let high = hex4(&mut rest)?;
-                match high {
-                    0xD800..=0xDBFF => {
-                        let low = rest
-                            .strip_prefix("\\u")
-                            .and_then(|r| {
-                                let mut r = r;
-                                hex4(&mut r).ok().map(|v| (v, r))
-                            })
-                            .filter(|(v, _)| (0xDC00..=0xDFFF).contains(v));
-                        let Some((low, after)) = low else {
-                            return Err(StringError::LoneSurrogate);
-                        };
-                        rest = after;
-                        let code = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
-                        char::from_u32(code).ok_or(StringError::LoneSurrogate)?
-                    }
-                    0xDC00..=0xDFFF => return Err(StringError::LoneSurrogate),
-                    _ => char::from_u32(high).ok_or(StringError::NotAString)?,
-                }
-            }
-            _ => return Err(StringError::NotAString),
+    let mut i = 0;
+    while let Some(run) = inner[i..].find('\\') {
+        out.push_str(&inner[i..i + run]);
+        i += run;
+        let (unit, len) = unit_at(inner, i);
+        let c = match unit {
+            Unit::Char(c) => c,
+            Unit::LoneSurrogate => return Err(StringError::LoneSurrogate),
+            Unit::Bad => return Err(StringError::NotAString),
         };
         // Within the reservation: every escape is at least as long as its UTF-8 text.
         out.push(c);
+        i += len;
     }
-    out.push_str(rest);
+    out.push_str(&inner[i..]);
     Ok(Cow::Owned(out))
 }
 
-/// Reads four hex digits from the start of `rest`, advancing it.
-fn hex4(rest: &mut &str) -> Result<u32, StringError> {
-    let digits = rest.get(..4).ok_or(StringError::NotAString)?;
-    let value = u32::from_str_radix(digits, 16).map_err(|_| StringError::NotAString)?;
-    if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(StringError::NotAString);
+/// One unit of a JSON string literal's inside (between the quotes): a char as written, or one
+/// escape decoded. The one escape decoder of the crate: [`decode`] and the secret scrubber
+/// ([`crate::scrub`], which needs each unit's raw length to replace decoded ranges in the raw text)
+/// both read escapes through [`unit_at`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unit {
+    /// The char (a surrogate pair escape is one char).
+    Char(char),
+    /// A `\u` escape of a surrogate without its pair (raw length 6).
+    LoneSurrogate,
+    /// A bad escape (`\x`, `\u` without four hex digits, a backslash at the end).
+    Bad,
+}
+
+/// The unit at byte `i` of a literal's inside `inner` (`i` on a char boundary) and its raw length
+/// in bytes: a char's UTF-8 length; 2 for a simple escape, 6 for `\uXXXX`, 12 for a surrogate pair
+/// escape, 6 for a lone surrogate escape; a bad escape: 2 (1 for a backslash at the end).
+#[inline]
+pub(crate) fn unit_at(inner: &str, i: usize) -> (Unit, usize) {
+    let b = inner.as_bytes();
+    if b.get(i) != Some(&b'\\') {
+        return match inner.get(i..).and_then(|s| s.chars().next()) {
+            Some(c) => (Unit::Char(c), c.len_utf8()),
+            None => (Unit::Bad, 1),
+        };
     }
-    *rest = &rest[4..];
-    Ok(value)
+    let Some(&e) = b.get(i + 1) else {
+        return (Unit::Bad, 1);
+    };
+    let c = match e {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        b'u' => {
+            let Some(high) = hex4(b, i + 2) else {
+                return (Unit::Bad, 2);
+            };
+            return match high {
+                0xD800..=0xDBFF => {
+                    let low = (b.get(i + 6) == Some(&b'\\') && b.get(i + 7) == Some(&b'u'))
+                        .then(|| hex4(b, i + 8))
+                        .flatten()
+                        .filter(|v| (0xDC00..=0xDFFF).contains(v));
+                    match low {
+                        Some(low) => {
+                            let code = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+                            match char::from_u32(code) {
+                                Some(c) => (Unit::Char(c), 12),
+                                None => (Unit::LoneSurrogate, 6),
+                            }
+                        }
+                        None => (Unit::LoneSurrogate, 6),
+                    }
+                }
+                0xDC00..=0xDFFF => (Unit::LoneSurrogate, 6),
+                _ => match char::from_u32(high) {
+                    Some(c) => (Unit::Char(c), 6),
+                    None => (Unit::Bad, 6),
+                },
+            };
+        }
+        _ => return (Unit::Bad, 2),
+    };
+    (Unit::Char(c), 2)
+}
+
+/// The four hex digits at `at` of `b`, when there are four.
+#[inline]
+fn hex4(b: &[u8], at: usize) -> Option<u32> {
+    let digits = b.get(at..at + 4)?;
+    let mut v = 0u32;
+    for &c in digits {
+        v = v * 16 + (c as char).to_digit(16)?;
+    }
+    Some(v)
 }
 
 #[cfg(test)]
@@ -138,6 +181,27 @@ mod tests {
         for literal in ["plain", r#""\x""#, r#""\u12""#, r#""\u+123""#, "\"\\"] {
             assert!(decode(literal).is_err(), "{literal}");
         }
+    }
+
+    #[test]
+    fn units_and_their_raw_lengths() {
+        let cases: [(&str, Unit, usize); 10] = [
+            ("a", Unit::Char('a'), 1),
+            ("é", Unit::Char('é'), 2),
+            ("😀", Unit::Char('😀'), 4),
+            (r"\n", Unit::Char('\n'), 2),
+            (r"\u00e9", Unit::Char('é'), 6),
+            (r"\ud83d\ude00", Unit::Char('😀'), 12),
+            (r"\ud83d\u0041", Unit::LoneSurrogate, 6),
+            (r"\udc00", Unit::LoneSurrogate, 6),
+            (r"\u12", Unit::Bad, 2),
+            ("\\", Unit::Bad, 1),
+        ];
+        for (inner, unit, len) in cases {
+            assert_eq!(unit_at(inner, 0), (unit, len), "{inner}");
+        }
+        // After a lone surrogate, the next escape is its own unit.
+        assert_eq!(unit_at(r"\ud83d\u0041", 6), (Unit::Char('A'), 6));
     }
 
     #[test]

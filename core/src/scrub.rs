@@ -23,6 +23,7 @@
 //! Errors: the only failure is an allocation that cannot be made ([`TryReserveError`]); the caller
 //! must then leave the attribute out rather than write it unscrubbed.
 
+use crate::jsonstr::{self, Unit};
 use aho_corasick::AhoCorasick;
 use regex::{Regex, RegexSet};
 use std::borrow::Cow;
@@ -535,12 +536,13 @@ fn decoded_len_at_least(literal: &str, n: usize) -> bool {
     if literal.len() < 2 || !literal.starts_with('"') {
         return false;
     }
-    let inner = &literal.as_bytes()[1..literal.len() - 1];
+    let inner = &literal[1..literal.len() - 1];
+    let b = inner.as_bytes();
     let mut count = 0;
     let mut i = 0;
-    while i < inner.len() && count < n {
-        i += if inner[i] == b'\\' {
-            unit_len(inner, i)
+    while i < b.len() && count < n {
+        i += if b[i] == b'\\' {
+            jsonstr::unit_at(inner, i).1
         } else {
             1
         };
@@ -549,70 +551,14 @@ fn decoded_len_at_least(literal: &str, n: usize) -> bool {
     count >= n
 }
 
-/// Raw length of the unit (one escape, or one byte of a UTF-8 char) at `i` of a literal's inside.
-fn unit_len(inner: &[u8], i: usize) -> usize {
-    if inner[i] != b'\\' {
-        return 1;
-    }
-    match inner.get(i + 1) {
-        Some(b'u') => 6,
-        _ => 2,
-    }
-    .min(inner.len() - i)
-}
-
-fn hex4(b: &[u8]) -> Option<u32> {
-    if b.len() < 4 {
-        return None;
-    }
-    let mut v = 0u32;
-    for &c in &b[..4] {
-        v = v * 16 + (c as char).to_digit(16)?;
-    }
-    Some(v)
-}
-
-/// One decoded unit of a literal's inside at `i`: (the char, raw length). A surrogate pair escape
-/// is one unit (12 raw bytes); a lone surrogate escape decodes to U+FFFD.
+/// One decoded unit of a literal's inside at `i`: (the char, raw length), read by the crate's one
+/// escape decoder ([`jsonstr::unit_at`]). A surrogate pair escape is one unit (12 raw bytes); a
+/// lone surrogate escape and a bad escape decode to U+FFFD.
 fn unit(inner: &str, i: usize) -> (char, usize) {
-    let b = inner.as_bytes();
-    if b[i] != b'\\' {
-        // `i` is on a char boundary: the walk goes char by char.
-        let c = inner[i..].chars().next().unwrap_or('\u{FFFD}');
-        return (c, c.len_utf8());
+    match jsonstr::unit_at(inner, i) {
+        (Unit::Char(c), len) => (c, len),
+        (Unit::LoneSurrogate | Unit::Bad, len) => ('\u{FFFD}', len),
     }
-    let Some(&e) = b.get(i + 1) else {
-        return ('\\', 1);
-    };
-    let simple = match e {
-        b'"' => '"',
-        b'\\' => '\\',
-        b'/' => '/',
-        b'b' => '\u{8}',
-        b'f' => '\u{c}',
-        b'n' => '\n',
-        b'r' => '\r',
-        b't' => '\t',
-        b'u' => {
-            let Some(hi) = hex4(&b[(i + 2).min(b.len())..]) else {
-                return ('\u{FFFD}', 2);
-            };
-            if (0xD800..0xDC00).contains(&hi)
-                && b.get(i + 6) == Some(&b'\\')
-                && b.get(i + 7) == Some(&b'u')
-            {
-                if let Some(lo) = hex4(&b[(i + 8).min(b.len())..]) {
-                    if (0xDC00..0xE000).contains(&lo) {
-                        let c = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
-                        return (char::from_u32(c).unwrap_or('\u{FFFD}'), 12);
-                    }
-                }
-            }
-            return (char::from_u32(hi).unwrap_or('\u{FFFD}'), 6);
-        }
-        _ => return ('\u{FFFD}', 2),
-    };
-    (simple, 2)
 }
 
 /// Decodes a literal's inside (between the quotes) into `out`, which has room for it (decoded
