@@ -5,7 +5,8 @@
 // bundle, moved to a folder without node_modules it runs the pure-JS mapping with one diag warning
 // naming the bundler. With the README's line (webpack `externals`, Vite's default SSR externals or
 // `ssr.external`) it stays outside the bundle and runs natively, moved with node_modules too.
-// Every run maps the real Genkit corpus and compares with its expected attributes.
+// Vite's dev server (middleware mode, ssrLoadModule) loads it natively at default settings and
+// with ssr.external. Every run maps the real Genkit corpus and compares with its expected attributes.
 const test = require("node:test")
 const assert = require("node:assert/strict")
 const fs = require("node:fs")
@@ -68,6 +69,15 @@ for (const entry of ["app.mjs", "app.cjs"]) {
   })
 }
 
+// A development build (`mode: "development"`, as `webpack --watch` and dev servers make it: modules
+// wrapped in eval() with source URLs): the same loader answers.
+test("webpack app.mjs in development mode (eval-wrapped modules): native in place, pure JS with one warning naming webpack when moved", async () => {
+  const dist = await webpackBuild("app.mjs", "dist-webpack-dev", { mode: "development" })
+  assert.match(fs.readFileSync(path.join(dist, "main.js"), "utf8"), /eval\(/, "a development build")
+  assertNative(runApp(path.join(dist, "main.js"), ctx.spans))
+  assertFallback(runApp(path.join(move(dist, "moved-webpack-dev"), "main.js"), ctx.spans), /bundled by webpack/)
+})
+
 async function viteBuild(out, ssr) {
   const { build } = await import(require.resolve("vite", { paths: [root] }).replace(/index\.cjs$/, "index.js"))
   await build({
@@ -101,4 +111,24 @@ test("Vite SSR with ssr.noExternal: true and ssr.external: [\"genkit-for-maple\"
   assert.doesNotMatch(fs.readFileSync(path.join(dist, file), "utf8"), /native binding unavailable/, "not bundled")
   assertNative(runApp(path.join(dist, file), ctx.spans))
   assertNative(runApp(path.join(move(dist, "moved-vite-ext", true), file), ctx.spans))
+})
+
+// Vite's dev server (`vite dev`; frameworks built on Vite load server code the same way): app.mjs
+// through `ssrLoadModule` in middleware mode (__test__/bundlers-app/vite-dev.mjs). Dependencies are
+// external by default in development too, so Node loads the package and its binary.
+// `ssr.noExternal: true` is left out: the dev server then evaluates every dependency as an ES
+// module and cannot run CommonJS ones, Genkit's own among them ("exports is not defined"), so no
+// Genkit app starts that way; with it, README's `ssr.external: ["genkit-for-maple"]` is tested.
+function viteDev(ssr) {
+  const vite = require.resolve("vite", { paths: [root] }).replace(/index\.cjs$/, "index.js")
+  const env = { GFM_VITE: vite, ...(ssr ? { GFM_VITE_SSR: JSON.stringify(ssr) } : {}) }
+  return runApp(path.join(ctx.app, "vite-dev.mjs"), ctx.spans, ctx.app, env)
+}
+
+test("Vite dev server (ssrLoadModule) at default settings: native", () => {
+  assertNative(viteDev(undefined))
+})
+
+test("Vite dev server with ssr.noExternal: true and ssr.external: [\"genkit-for-maple\"]: native", () => {
+  assertNative(viteDev({ noExternal: true, external: ["genkit-for-maple"] }))
 })

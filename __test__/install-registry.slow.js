@@ -6,8 +6,9 @@
 // (__test__/pack-app: the README's NodeSDK setup, one flow with a model and a tool call) installs it
 // with the README's install line through npm install, pnpm add and yarn add (pnpm and yarn from the
 // repo's devDependencies), then runs natively. Then `npm ci` from a lockfile written for another
-// platform (`npm install --os=darwin --cpu=arm64`), and `npm ci --omit=optional`: the latter runs
-// the pure-JS mapping with one warning naming the missing package and the fix.
+// platform (`npm install --os=darwin --cpu=arm64`), that platform's node_modules run here as they are
+// (pure JS, one warning), `npm install --os=linux ... --libc=glibc`, `npm ci --omit=dev`, and
+// `npm ci --omit=optional`: the pure-JS mapping with one warning naming the missing package and the fix.
 //
 // Its own step of `npm test` (scripts/test-steps.json), not in `node --test __test__/`.
 // Slow: every install resolves Genkit (about 900 MB of node_modules) through Verdaccio and its uplink;
@@ -159,15 +160,37 @@ process.stdout.write("RESULT " + JSON.stringify({ isNative: p.isNative, op: attr
   assert.match(warnings[0], /--omit=optional/)
 })
 
-test("a lockfile written for darwin-arm64 (npm install --os=darwin --cpu=arm64), then npm ci here: native", (t) => {
+// Docker and serverless (README "Docker and serverless"): the build installs for the machine that
+// runs the app. A node_modules installed on a Mac and copied into a Linux image or zip lacks the
+// Linux package: pure JS with one warning naming it; `npm install --os=linux --cpu=<arch>
+// --libc=glibc` (what a Mac runs before zipping for AWS Lambda) adds it; `npm ci` from the Mac's
+// lockfile and `npm ci --omit=dev` (a production image) install it.
+test("node_modules installed for darwin-arm64 (npm install --os=darwin --cpu=arm64) run here: pure JS with one warning; npm install --os=linux --cpu=<arch> --libc=glibc, then npm ci --omit=dev from the Mac's lockfile: native", (t) => {
   const app = freshApp("lock-darwin")
   run(t, "npm", ["install", "--prefer-offline", "--os=darwin", "--cpu=arm64", ...README_INSTALL], app)
   const lock = JSON.parse(fs.readFileSync(path.join(app, "package-lock.json"), "utf8"))
   // npm records every platform's optional package in the lockfile, this one too.
   assert.ok(lock.packages[`node_modules/${platformPackage}`], "the lockfile lists the platform package")
   assert.ok(!fs.existsSync(path.join(app, "node_modules", platformPackage)), "not installed for darwin")
+
+  // The Mac's node_modules, copied as it is (a Docker COPY without .dockerignore, a zip).
+  const copied = runApp(t, app)
+  assert.equal(copied.result.answer, "It is 21 C in Paris.")
+  assert.equal(copied.result.isNative, false)
+  const ops = copied.spans.map((s) => s.attributes["gen_ai.operation.name"]).filter(Boolean).sort()
+  assert.deepStrictEqual(ops, ["chat", "chat", "execute_tool", "invoke_agent"], "the pure-JS mapping ran")
+  assert.equal(copied.warnings.length, 1, copied.warnings.join("\n"))
+  assert.ok(copied.warnings[0].includes(`Cannot find module '${platformPackage}'`), copied.warnings[0])
+  assert.ok(copied.warnings[0].includes(`npm install ${platformPackage}`), copied.warnings[0])
+
+  // The fix on the Mac: install for the target platform.
+  run(t, "npm", ["install", "--prefer-offline", "--os=linux", `--cpu=${process.arch}`, "--libc=glibc"], app)
+  assertNative(runApp(t, app), app)
+
+  // `npm ci` from the Mac's lockfile, as a Dockerfile runs it for a production image (--omit=dev:
+  // the README's packages are all dependencies, so this is also plain `npm ci`).
   fs.rmSync(path.join(app, "node_modules"), { recursive: true, force: true })
-  run(t, "npm", ["ci", "--prefer-offline"], app)
+  run(t, "npm", ["ci", "--prefer-offline", "--omit=dev"], app)
   assertNative(runApp(t, app), app)
 })
 })

@@ -5,7 +5,7 @@
 // arriving at the package's own OTLP receiver with gen_ai.* attributes:
 // - default settings: `next build` + `next start`, and the same build moved to another folder
 //   (as a CI or Docker build deployed elsewhere is): native;
-// - `next dev` (Next.js 16, Turbopack): native;
+// - `next dev` (Next.js 16 with Turbopack, 15 with webpack: each one's default): native;
 // - `output: "standalone"` with README's lines (`serverExternalPackages` + `outputFileTracingIncludes`),
 //   the standalone folder moved elsewhere: native;
 // - `output: "standalone"` at default settings, moved: the binary is not in the traced output, so the
@@ -160,14 +160,12 @@ for (const [major, bundler] of majors) {
       }
     })
 
-    if (major === 16) {
-      test("next dev (Turbopack): native", async (t) => {
-        fs.rmSync(path.join(app, ".next"), { recursive: true, force: true })
-        const result = await serve(t, app, process.execPath, [next(app), "dev", "-H", "127.0.0.1"])
-        assertMapped(result, true)
-        assert.deepEqual(warningsOf(result.output), [])
-      })
-    }
+    test(`next dev (${bundler}, the default of Next.js ${major}): native`, async (t) => {
+      fs.rmSync(path.join(app, ".next"), { recursive: true, force: true })
+      const result = await serve(t, app, process.execPath, [next(app), "dev", "-H", "127.0.0.1"])
+      assertMapped(result, true)
+      assert.deepEqual(warningsOf(result.output), [])
+    })
 
     // Next.js 15's standalone output of a Genkit app does not start, with or without this package:
     // its tracer leaves out async-function/require.mjs, which a dependency of Genkit's loads

@@ -66,9 +66,9 @@ function makeApp(prefix) {
   return { tmp, app, spans, cleanup: () => fs.rmSync(tmp, { recursive: true, force: true }) }
 }
 
-/** Runs a built app file with node; returns its JSON line. */
-function runApp(file, spans, cwd) {
-  const r = run(process.execPath, [file], cwd ?? path.dirname(file), { GFM_SPANS: spans })
+/** Runs a built app file with node (in `cwd`, with `env` added); returns its JSON line. */
+function runApp(file, spans, cwd, env = {}) {
+  const r = run(process.execPath, [file], cwd ?? path.dirname(file), { ...env, GFM_SPANS: spans })
   if (r.status !== 0) throw new Error(`${file}: ${show(r)}`)
   return JSON.parse(r.stdout.trim().split("\n").pop())
 }
