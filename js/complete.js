@@ -103,8 +103,10 @@ function mapComplete(mapper, native, span, attrs, subtype, guard) {
   }
   const endSeconds = num(end?.[0])
   const endNanos = endSeconds === undefined ? undefined : num(end[1])
-  const args = [subtype, name, status, type, stack, str(ctx?.traceId), str(ctx?.spanId), parent, endSeconds, endNanos]
-  let result = mapper.mapSpan(attrs, ...args)
+  const traceId = str(ctx?.traceId)
+  const spanId = str(ctx?.spanId)
+  // A direct call (not a spread of an argument array): this runs for every model and tool span.
+  let result = mapper.mapSpan(attrs, subtype, name, status, type, stack, traceId, spanId, parent, endSeconds, endNanos)
   if (result & (P.NEEDS_JS | P.PANIC)) {
     // JSON the core's reader refuses but JSON.parse accepts (`1e400`, a lone surrogate escape in
     // a key): map a normalised copy, so complete mode's rules still apply.
@@ -117,7 +119,7 @@ function mapComplete(mapper, native, span, attrs, subtype, guard) {
     } catch {
       copy = undefined // nesting deeper than V8's JSON.stringify can write
     }
-    result = copy === undefined ? P.NEEDS_JS : mapper.mapSpan(copy, ...args)
+    result = copy === undefined ? P.NEEDS_JS : mapper.mapSpan(copy, subtype, name, status, type, stack, traceId, spanId, parent, endSeconds, endNanos)
     if (result & (P.NEEDS_JS | P.PANIC)) {
       // Last resort: the reference mapping in JS.
       return flags | panic | (result & (P.PANIC | P.OUT_OF_MEMORY)) | guarded(attrs, guard, js.mapSpanJs)

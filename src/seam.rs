@@ -11,7 +11,7 @@
 use super::{call_of, quiet_panics, with_buffers, Call, Read};
 use genkit_for_maple_core::problem;
 use genkit_for_maple_core::span::{self, Mode, Options, SpanInput, Status, Value};
-use napi::bindgen_prelude::Object;
+use napi::bindgen_prelude::{JsValue, Object, Unknown};
 use napi::{sys, Env};
 use std::ffi::CStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -220,9 +220,18 @@ fn set(call: &Call, key: &str, value: sys::napi_value) -> bool {
         return false;
     }
     let mut named = [0u8; 64];
-    if key.len() < named.len() && !key.as_bytes().contains(&0) {
-        named[..key.len()].copy_from_slice(key.as_bytes());
-        if let Ok(name) = CStr::from_bytes_with_nul(&named[..=key.len()]) {
+    if key.len() < named.len() {
+        // One pass: copy the key and check it holds no NUL (the `gen_ai.*` keys are constants).
+        let mut nul = false;
+        for (to, &b) in named.iter_mut().zip(key.as_bytes()) {
+            *to = b;
+            nul |= b == 0;
+        }
+        if !nul {
+            // SAFETY: `named[..key.len()]` holds the key's bytes, none of them NUL (checked in the
+            // copy above), and `named[key.len()]` is the NUL terminator (the array starts zeroed
+            // and `key.len() < 64`): exactly one NUL, at the end, as `CStr` requires.
+            let name = unsafe { CStr::from_bytes_with_nul_unchecked(&named[..=key.len()]) };
             return call.set(name, value).is_ok();
         }
     }
@@ -241,6 +250,51 @@ fn set(call: &Call, key: &str, value: sys::napi_value) -> bool {
         return false;
     }
     true
+}
+
+/// Reads a short string argument (a subtype, a hex id) into `buf` without allocating: `None`
+/// unless `value` is a string of at most `N` UTF-16 code units, all ASCII. The caller treats
+/// `None` as it treated an absent or unreadable argument.
+fn ascii_arg<const N: usize>(
+    env: sys::napi_env,
+    value: sys::napi_value,
+    buf: &mut [u8; N],
+) -> Option<&str> {
+    let mut units = [0u16; 80];
+    let cap = N.min(units.len() - 1);
+    let mut written = 0usize;
+    // SAFETY: `units` is valid for `cap + 1 <= 80` code units; napi writes at most that many
+    // (NUL included) and reports the count without the NUL in `written`. A value that is not a
+    // string makes napi return `napi_string_expected` without an exception.
+    let status = unsafe {
+        sys::napi_get_value_string_utf16(env, value, units.as_mut_ptr(), cap + 1, &mut written)
+    };
+    if status != sys::Status::napi_ok || written > cap {
+        return None;
+    }
+    // A string of exactly `cap` units may have been cut: read its length to tell.
+    if written == cap {
+        let mut len = 0usize;
+        // SAFETY: a null buffer asks for the length only; `value` is a string (read above).
+        unsafe { sys::napi_get_value_string_utf16(env, value, ptr::null_mut(), 0, &mut len) };
+        if len != written {
+            return None;
+        }
+    }
+    for (to, &unit) in buf.iter_mut().zip(&units[..written]) {
+        if unit > 0x7f {
+            return None;
+        }
+        *to = unit as u8;
+    }
+    std::str::from_utf8(&buf[..written]).ok()
+}
+
+/// A hex id argument (`traceId`, `spanId`) as bytes; `None` when it is not a string of `2 * N`
+/// hex digits ([`span::parse_hex`]).
+fn hex_arg<const N: usize>(env: sys::napi_env, value: Option<sys::napi_value>) -> Option<[u8; N]> {
+    let mut buf = [0u8; 64];
+    span::parse_hex(ascii_arg(env, value?, &mut buf)?)
 }
 
 /// Creates the JavaScript value of an attribute value; null for [`Value::Json`] or on failure.
@@ -321,20 +375,29 @@ impl Mapper {
         &self,
         env: Env,
         attributes: Object<'_>,
-        subtype: String,
+        subtype: Unknown<'_>,
         name: Option<String>,
         status: u32,
         exception_type: Option<String>,
         exception_stacktrace: Option<String>,
-        trace_id: Option<String>,
-        span_id: Option<String>,
-        parent_span_id: Option<String>,
+        trace_id: Option<Unknown<'_>>,
+        span_id: Option<Unknown<'_>>,
+        parent_span_id: Option<Unknown<'_>>,
         end_seconds: Option<f64>,
         end_nanos: Option<f64>,
     ) -> u32 {
         quiet_panics();
         let call = call_of(&env, &attributes);
         let outcome = catch_unwind(AssertUnwindSafe(|| {
+            // The subtype and the ids are short ASCII strings: read into stack buffers, never
+            // allocated. A subtype that is not one (not a string, too long) maps nothing.
+            let mut subtype_buf = [0u8; 32];
+            let Some(subtype) = ascii_arg(call.env, subtype.raw(), &mut subtype_buf) else {
+                return 0;
+            };
+            let trace_id = hex_arg::<16>(call.env, trace_id.map(|v| v.raw()));
+            let span_id = hex_arg::<8>(call.env, span_id.map(|v| v.raw()));
+            let parent_span_id = hex_arg::<8>(call.env, parent_span_id.map(|v| v.raw()));
             with_buffers(|input_buf, output_buf| {
                 let got_input = read_lossy(&call, c"genkit:input", input_buf);
                 let got_output = read_lossy(&call, c"genkit:output", output_buf);
@@ -356,7 +419,7 @@ impl Mapper {
                     threw |= problem::ATTRIBUTE_TYPE | problem::OUTPUT_NOT_JSON;
                 }
                 let input = SpanInput {
-                    subtype: Some(subtype.as_str()),
+                    subtype: Some(subtype),
                     name: name.as_deref(),
                     input: matches!(got_input, Got::Str).then_some(input_buf.as_str()),
                     output: matches!(got_output, Got::Str).then_some(output_buf.as_str()),
@@ -364,9 +427,9 @@ impl Mapper {
                     status: Status::from_code(status),
                     exception_type: exception_type.as_deref(),
                     exception_stacktrace: exception_stacktrace.as_deref(),
-                    trace_id: trace_id.as_deref().and_then(span::parse_hex),
-                    span_id: span_id.as_deref().and_then(span::parse_hex),
-                    parent_span_id: parent_span_id.as_deref().and_then(span::parse_hex),
+                    trace_id,
+                    span_id,
+                    parent_span_id,
                     end_time_unix_nano: end_time(end_seconds, end_nanos),
                 };
                 // The state is borrowed only while the pure-Rust core runs; a re-entrant call

@@ -182,8 +182,13 @@ fn price(provider_id: &str, model: &str, usage: &UsageCounts, at: SystemTime) ->
     }
 }
 
-/// Slots of each [`PriceCache`] table (direct-mapped: a new entry replaces the one in its slot).
-const CACHE_SLOTS: usize = 256;
+/// Entries of each [`PriceCache`] table: [`CACHE_SETS`] sets of [`CACHE_WAYS`] entries.
+const CACHE_SLOTS: usize = CACHE_SETS * CACHE_WAYS;
+/// Sets of each table; an entry can sit in any of its set's [`CACHE_WAYS`] slots.
+const CACHE_SETS: usize = 64;
+/// Slots per set: with one slot per hash (direct-mapped), two of a few dozen entries that share a
+/// slot evicted each other on every span and paid the library lookup each time.
+const CACHE_WAYS: usize = 4;
 /// Model names longer than this are priced but not cached (no real model name comes near).
 const CACHE_MODEL_BYTES: usize = 128;
 
@@ -208,7 +213,8 @@ struct UnknownSlot {
 /// budget: complete mode costs at most 10% more than reference mode; one library lookup is
 /// several microseconds).
 ///
-/// Two direct-mapped tables of [`CACHE_SLOTS`] entries each (memory bounded whatever the input):
+/// Two 4-way set-associative tables of [`CACHE_SLOTS`] entries each (memory bounded whatever the
+/// input; a full set replaces its entries in turn):
 /// - `(provider, model, counts, UTC minute)` -> price. Exact: a price can change only at a time
 ///   boundary of the price data (a start date, at midnight UTC; a time of day, on whole minutes in
 ///   the bundled data: DeepSeek's off-peak hours 16:30-00:30), so every instant of one UTC minute
@@ -217,15 +223,53 @@ struct UnknownSlot {
 ///   name the data lacks (an unknown response model before the requested one) is looked up once.
 ///
 /// An entry that cannot be stored (no memory, a model name above [`CACHE_MODEL_BYTES`]) is
-/// simply not cached.
+/// simply not cached. The sets are chosen by a multiplicative hash (not SipHash: a collision
+/// costs a lookup, never a wrong answer, since every field is compared).
 #[derive(Debug, Default)]
 pub struct PriceCache {
     prices: Vec<Option<PriceSlot>>,
     unknown: Vec<Option<UnknownSlot>>,
+    /// The way the next insertion into a full set replaces (round robin).
+    next_way: usize,
 }
 
-fn slot_of(hash: u64) -> usize {
-    (hash % CACHE_SLOTS as u64) as usize
+/// The first slot of the set of `hash`.
+fn set_of(hash: u64) -> usize {
+    ((hash >> 32) as usize % CACHE_SETS) * CACHE_WAYS
+}
+
+/// A multiplicative hash (the `FxHasher` scheme of rustc): a few instructions a word.
+#[derive(Default)]
+struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(w);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+        let mut tail = [0u8; 8];
+        tail[..words.remainder().len()].copy_from_slice(words.remainder());
+        self.write_u64(u64::from_le_bytes(tail) ^ bytes.len() as u64);
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.write_u64(u64::from(i));
+    }
+
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 /// An owned copy of `s`, or `None` when it cannot be allocated.
@@ -246,6 +290,15 @@ fn try_table<T>(table: &mut Vec<Option<T>>) -> bool {
     }
     table.resize_with(CACHE_SLOTS, || None);
     true
+}
+
+/// The slot of set `set` an entry goes to: an empty one, else the way `next` (round robin).
+fn victim<T>(table: &[Option<T>], set: usize, next: &mut usize) -> usize {
+    if let Some(i) = (set..set + CACHE_WAYS).find(|&i| table.get(i).is_some_and(Option::is_none)) {
+        return i;
+    }
+    *next = (*next + 1) % CACHE_WAYS;
+    set + *next
 }
 
 impl PriceCache {
@@ -272,36 +325,42 @@ impl PriceCache {
         else {
             return price(provider_id, model, usage, at).ok();
         };
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        let mut hasher = FxHasher::default();
         provider_id.hash(&mut hasher);
         model.hash(&mut hasher);
-        let unknown_slot = slot_of(hasher.finish());
-        if let Some(Some(u)) = self.unknown.get(unknown_slot) {
-            if u.provider_id == provider_id && u.model == model {
-                return None;
-            }
+        let unknown_set = set_of(hasher.finish());
+        let unknown = self.unknown.get(unknown_set..unknown_set + CACHE_WAYS);
+        if unknown
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|u| u.provider_id == provider_id && u.model == model)
+        {
+            return None;
         }
         usage.hash(&mut hasher);
         minute.hash(&mut hasher);
-        let slot = slot_of(hasher.finish());
-        if let Some(Some(p)) = self.prices.get(slot) {
-            if p.provider_id == provider_id
+        let set = set_of(hasher.finish());
+        let prices = self.prices.get(set..set + CACHE_WAYS);
+        if let Some(p) = prices.into_iter().flatten().flatten().find(|p| {
+            p.provider_id == provider_id
                 && p.minute == minute
                 && p.usage == *usage
                 && p.model == model
-            {
-                return p.price;
-            }
+        }) {
+            return p.price;
         }
         let result = price(provider_id, model, usage, at);
         match result {
             Err(Miss::Unknown) => {
                 if let (true, Some(model)) = (try_table(&mut self.unknown), try_string(model)) {
-                    self.unknown[unknown_slot] = Some(UnknownSlot { provider_id, model });
+                    let slot = victim(&self.unknown, unknown_set, &mut self.next_way);
+                    self.unknown[slot] = Some(UnknownSlot { provider_id, model });
                 }
             }
             _ => {
                 if let (true, Some(model)) = (try_table(&mut self.prices), try_string(model)) {
+                    let slot = victim(&self.prices, set, &mut self.next_way);
                     self.prices[slot] = Some(PriceSlot {
                         provider_id,
                         model,

@@ -183,7 +183,7 @@ pub struct Mapped<'a> {
 }
 
 impl<'a> Mapped<'a> {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Mapped {
             attributes: Vec::with_capacity(24), // ok: a constant; the keys this module writes are under 40
             problems: 0,

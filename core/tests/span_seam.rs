@@ -168,6 +168,42 @@ fn media_info_measures_data_urls() {
 }
 
 #[test]
+fn media_info_measures_long_base64_payloads_at_every_position() {
+    // The scan works on blocks of 64 bytes: whitespace, an escape and padding are found in the
+    // first block, across a block boundary and in the remainder alike.
+    for len in [4usize, 60, 64, 68, 128, 200, 4096] {
+        let plain = "A".repeat(len);
+        let url = format!("data:image/png;base64,{plain}");
+        assert_eq!(
+            media_info(&url).unwrap().data_size,
+            Some(len as u64 * 3 / 4),
+            "{len}"
+        );
+        let padded = format!("data:image/png;base64,{}==", &plain[..len - 4]);
+        let size = (len as u64 - 4) * 3 / 4;
+        assert_eq!(media_info(&padded).unwrap().data_size, Some(size), "{len}");
+        for at in [0, len / 2, len - 1] {
+            let mut spaced = plain.clone();
+            spaced.insert(at, '\n');
+            let url = format!("data:image/png;base64,{spaced}");
+            assert_eq!(
+                media_info(&url).unwrap().data_size,
+                Some(len as u64 * 3 / 4),
+                "{len} {at}"
+            );
+            let mut escaped = plain.clone();
+            escaped.replace_range(at..at + 1, r"\u0041");
+            let url = format!("data:image/png;base64,{escaped}");
+            assert_eq!(
+                media_info(&url).unwrap().data_size,
+                Some(len as u64 * 3 / 4),
+                "{len} {at}"
+            );
+        }
+    }
+}
+
+#[test]
 fn finish_reason_vocabulary() {
     let raw = |s: &str| RawValue::from_string(s.to_string()).unwrap();
     let blocked = raw(r#""blocked""#);
