@@ -174,15 +174,7 @@ if (withFloor) {
 const names = Object.keys(variants)
 
 // --- time: rounds of one short tinybench run per variant, order shuffled each round ---
-function shuffle(list, seed) {
-  const out = [...list]
-  for (let i = out.length - 1; i > 0; i--) {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff
-    const j = seed % (i + 1)
-    ;[out[i], out[j]] = [out[j], out[i]]
-  }
-  return out
-}
+const { shuffle } = require("./order")
 
 const rounds = smoke ? 2 : 8
 const roundTime = smoke ? 5 : 120 // ms per variant per round

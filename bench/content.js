@@ -94,15 +94,7 @@ function spanOf(kind, size, content) {
 const ctx = { traceId: "0".repeat(32), spanId: "0".repeat(16), traceFlags: 1 }
 const spanContext = () => ctx
 
-function shuffle(list, seed) {
-  const out = [...list]
-  for (let i = out.length - 1; i > 0; i--) {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff
-    const j = seed % (i + 1)
-    ;[out[i], out[j]] = [out[j], out[i]]
-  }
-  return out
-}
+const { shuffle } = require("./order")
 const median = (list) => {
   const s = [...list].sort((a, b) => a - b)
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
