@@ -882,10 +882,10 @@ pub fn media_info(escaped: &str) -> Option<MediaInfo<'_>> {
     })
 }
 
-/// Whether `bytes` hold a byte at or below a space (`1`, else `0`) and whether they hold a
-/// backslash: one OR reduction over blocks of 64 bytes, which the compiler vectorises (a data
+/// Whether `bytes` hold a byte at or below a space (whitespace) and whether they hold a backslash
+/// (an escape): one OR reduction over blocks of 64 bytes, which the compiler vectorises (a data
 /// URL's payload can be megabytes; a byte-by-byte count cost one instruction a byte).
-fn scan_base64(bytes: &[u8]) -> (u64, bool) {
+fn scan_base64(bytes: &[u8]) -> (bool, bool) {
     let flags = |block: &[u8]| {
         block.iter().fold(0u8, |acc, &b| {
             acc | u8::from(b <= b' ') | (u8::from(b == b'\\') << 1)
@@ -897,7 +897,7 @@ fn scan_base64(bytes: &[u8]) -> (u64, bool) {
         seen |= flags(block);
     }
     seen |= flags(blocks.remainder());
-    (u64::from(seen & 1 != 0), seen & 2 != 0)
+    (seen & 1 != 0, seen & 2 != 0)
 }
 
 /// The decoded size of a `data:` URL payload given in JSON-escaped form: base64 (padding and
@@ -909,13 +909,13 @@ fn decoded_size(payload: &str, base64: bool) -> u64 {
     let mut i = 0;
     // One vectorisable pass: bytes at or below a space (whitespace; JSON has no raw control
     // characters in a string) and backslashes (escapes).
-    let (low, escapes) = if base64 {
+    let (whitespace, escapes) = if base64 {
         scan_base64(bytes)
     } else {
-        (0, true)
+        (false, true)
     };
     if base64 && !escapes {
-        let data = if low == 0 {
+        let data = if !whitespace {
             bytes.len() as u64
         } else {
             bytes.iter().filter(|b| !b.is_ascii_whitespace()).count() as u64

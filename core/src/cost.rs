@@ -223,7 +223,7 @@ struct UnknownSlot {
 ///   name the data lacks (an unknown response model before the requested one) is looked up once.
 ///
 /// An entry that cannot be stored (no memory, a model name above [`CACHE_MODEL_BYTES`]) is
-/// simply not cached. The sets are chosen by a multiplicative hash (not SipHash: a collision
+/// simply not cached. The sets are chosen by `rustc_hash::FxHasher`, a multiplicative hash (not SipHash: a collision
 /// costs a lookup, never a wrong answer, since every field is compared).
 #[derive(Debug, Default)]
 pub struct PriceCache {
@@ -236,40 +236,6 @@ pub struct PriceCache {
 /// The first slot of the set of `hash`.
 fn set_of(hash: u64) -> usize {
     ((hash >> 32) as usize % CACHE_SETS) * CACHE_WAYS
-}
-
-/// A multiplicative hash (the `FxHasher` scheme of rustc): a few instructions a word.
-#[derive(Default)]
-struct FxHasher(u64);
-
-impl Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut words = bytes.chunks_exact(8);
-        for w in &mut words {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(w);
-            self.write_u64(u64::from_le_bytes(word));
-        }
-        let mut tail = [0u8; 8];
-        tail[..words.remainder().len()].copy_from_slice(words.remainder());
-        self.write_u64(u64::from_le_bytes(tail) ^ bytes.len() as u64);
-    }
-
-    fn write_u8(&mut self, i: u8) {
-        self.write_u64(u64::from(i));
-    }
-
-    fn write_u64(&mut self, i: u64) {
-        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-
-    fn write_usize(&mut self, i: usize) {
-        self.write_u64(i as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
 }
 
 /// An owned copy of `s`, or `None` when it cannot be allocated.
@@ -325,7 +291,7 @@ impl PriceCache {
         else {
             return price(provider_id, model, usage, at).ok();
         };
-        let mut hasher = FxHasher::default();
+        let mut hasher = rustc_hash::FxHasher::default();
         provider_id.hash(&mut hasher);
         model.hash(&mut hasher);
         let unknown_set = set_of(hasher.finish());
