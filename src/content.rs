@@ -38,6 +38,35 @@ pub(crate) fn write(
     };
     match content.filter(key.to_str().unwrap_or(""), value) {
         Filtered::Same => call.set_string(key, value),
+        other => write_filtered(call, key, other, written),
+    }
+}
+
+/// [`write`] for a value that is already a JavaScript value (`original`, whose text is `text`):
+/// when the rules leave it as it is, `original` itself is written (no string is created, and a
+/// string read lossily keeps its lone surrogates, as the reference writes it).
+pub(crate) fn write_original(
+    call: &Call,
+    content: Option<&Content>,
+    key: &'static CStr,
+    text: &str,
+    original: napi::sys::napi_value,
+    written: &mut Written,
+) -> u32 {
+    let filtered = match content {
+        None => Filtered::Same,
+        Some(content) => content.filter(key.to_str().unwrap_or(""), text),
+    };
+    match filtered {
+        Filtered::Same => call.set(key, original).err().unwrap_or(0),
+        other => write_filtered(call, key, other, written),
+    }
+}
+
+/// Writes what [`Content::filter`] answered other than `Same`.
+fn write_filtered(call: &Call, key: &'static CStr, filtered: Filtered, written: &mut Written) -> u32 {
+    match filtered {
+        Filtered::Same => 0,
         Filtered::Withheld(flags) => flags,
         Filtered::Changed {
             value,

@@ -601,40 +601,77 @@ pub fn map_model_span(
     outcome.unwrap_or(problem::PANIC)
 }
 
-/// Maps the result of a tool span (`genkit:metadata:subtype` `tool`): `output` is the value of
-/// `genkit:output` as the JavaScript wrapper read it; when it is a string holding JSON, writes
-/// `gen_ai.tool.call.result` (a JSON string's text, or the JSON as written) into `attributes`.
-/// Returns problem flags: `TOOL_OUTPUT_NOT_JSON` when it is not JSON (nothing written),
-/// `WRITE_FAILED` when the attribute could not be written, `NEEDS_JS`/`OUT_OF_MEMORY`/`PANIC` when
-/// the caller must map it in JavaScript. Never throws.
+/// Maps the content of a tool span (`genkit:metadata:subtype` `tool`) in one call: `output` is the
+/// value of `genkit:output` and `input` that of `genkit:input`, as the JavaScript wrapper read them
+/// (once). With `withArguments`, writes `gen_ai.tool.call.arguments` (seed 000: `input` as it is,
+/// `"{}"` when it is `null` or `undefined`); then, when `output` is a string holding JSON,
+/// `gen_ai.tool.call.result` (a JSON string's text, or the JSON as written). Both go through the
+/// `mapper`'s content rules (capture, scrubbing, cap; issue 11) here, in Rust; a value the rules
+/// leave unchanged is written as the JavaScript value it was (not copied). Returns problem flags:
+/// `TOOL_OUTPUT_NOT_JSON` when the output is not JSON (no result written), `WRITE_FAILED` when an
+/// attribute could not be written, `CONTENT_WITHHELD` when the rules could not be applied to a
+/// value (left out), `NEEDS_JS`/`OUT_OF_MEMORY`/`PANIC` when the caller must map both attributes
+/// in JavaScript (nothing written, except after a `PANIC`). Never throws.
 #[napi]
 pub fn map_tool_span(
     env: Env,
     attributes: Object<'_>,
     output: Unknown<'_>,
     mapper: Option<ClassInstance<'_, seam::Mapper>>,
+    input: Option<Unknown<'_>>,
+    with_arguments: Option<bool>,
 ) -> u32 {
     quiet_panics();
     let rules = content::rules_of(&mapper);
     let call = call_of(&env, &attributes);
     let output = output.raw();
+    let input = input.map(|v| v.raw());
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        with_buffers(|buf, _| {
-            match call.read_string(output, buf) {
-                Read::Str => {}
-                Read::Absent => return 0,
-                other => return other.hand_off().unwrap_or(0),
-            }
-            let output = buf.as_str();
+        with_buffers(|buf, input_buf| {
             let rules = rules.as_deref();
+            // The arguments: written unless capture is off; their text is read only when the
+            // rules may change it.
+            let arguments = with_arguments.unwrap_or(false) && rules.is_none_or(|r| r.captures());
+            let mut input_text = false;
+            if let (true, Some(raw), Some(r)) = (arguments, input, rules) {
+                if !r.is_passthrough() {
+                    match call.read_string(raw, input_buf) {
+                        Read::Str => input_text = true,
+                        Read::Absent => {}
+                        other => return other.hand_off().unwrap_or(0),
+                    }
+                }
+            }
+            let result = match call.read_string(output, buf) {
+                Read::Str => Some(map_tool_result(buf.as_str())),
+                Read::Absent => None,
+                other => return other.hand_off().unwrap_or(0),
+            };
+            match result {
+                Some(ToolResult::NeedsJs) => return problem::NEEDS_JS,
+                Some(ToolResult::OutOfMemory) => return OUT_OF_MEMORY,
+                _ => {}
+            }
             let mut written = content::Written::default();
+            let mut flags = 0;
+            if arguments {
+                let key = c"gen_ai.tool.call.arguments";
+                flags |= match input {
+                    None => content::write(&call, rules, key, "{}", &mut written),
+                    Some(raw) if input_text => {
+                        content::write_original(&call, rules, key, input_buf, raw, &mut written)
+                    }
+                    // Not a string, or rules that change nothing: the value as it is.
+                    Some(raw) => call.set(key, raw).err().unwrap_or(0),
+                };
+            }
             let key = c"gen_ai.tool.call.result";
-            let flags = match map_tool_result(output) {
-                ToolResult::Invalid => problem::TOOL_OUTPUT_NOT_JSON,
-                ToolResult::NeedsJs => problem::NEEDS_JS,
-                ToolResult::OutOfMemory => OUT_OF_MEMORY,
-                ToolResult::Text(text) => content::write(&call, rules, key, &text, &mut written),
-                ToolResult::Json(json) => content::write(&call, rules, key, json, &mut written),
+            flags |= match result {
+                None => 0,
+                Some(ToolResult::Invalid) => problem::TOOL_OUTPUT_NOT_JSON,
+                Some(ToolResult::Text(text)) => content::write(&call, rules, key, &text, &mut written),
+                Some(ToolResult::Json(json)) => content::write(&call, rules, key, json, &mut written),
+                Some(ToolResult::NeedsJs | ToolResult::OutOfMemory) => 0,
             };
             flags | content::finish(&call, &written)
         })
