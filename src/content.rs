@@ -64,7 +64,12 @@ pub(crate) fn write_original(
 }
 
 /// Writes what [`Content::filter`] answered other than `Same`.
-fn write_filtered(call: &Call, key: &'static CStr, filtered: Filtered, written: &mut Written) -> u32 {
+fn write_filtered(
+    call: &Call,
+    key: &'static CStr,
+    filtered: Filtered,
+    written: &mut Written,
+) -> u32 {
     match filtered {
         Filtered::Same => 0,
         Filtered::Withheld(flags) => flags,

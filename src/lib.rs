@@ -669,8 +669,12 @@ pub fn map_tool_span(
             flags |= match result {
                 None => 0,
                 Some(ToolResult::Invalid) => problem::TOOL_OUTPUT_NOT_JSON,
-                Some(ToolResult::Text(text)) => content::write(&call, rules, key, &text, &mut written),
-                Some(ToolResult::Json(json)) => content::write(&call, rules, key, json, &mut written),
+                Some(ToolResult::Text(text)) => {
+                    content::write(&call, rules, key, &text, &mut written)
+                }
+                Some(ToolResult::Json(json)) => {
+                    content::write(&call, rules, key, json, &mut written)
+                }
                 Some(ToolResult::NeedsJs | ToolResult::OutOfMemory) => 0,
             };
             flags | content::finish(&call, &written)

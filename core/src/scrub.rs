@@ -900,7 +900,7 @@ mod tests {
             n.chars()
                 .enumerate()
                 .map(|(i, c)| {
-                    if (i + k) % 2 == 0 {
+                    if (i + k).is_multiple_of(2) {
                         c.to_ascii_uppercase()
                     } else {
                         c.to_ascii_lowercase()
