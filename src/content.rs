@@ -1,7 +1,8 @@
 //! Content control (issue 11) on the paths that write content outside the core's
 //! `Mapper::map`: reference mode's model and tool writers in `lib.rs` (`mapModelSpan`,
-//! `mapToolSpan`, given the processor's [`Mapper`]) and `filterContent` for the values the
-//! JavaScript side writes itself (tool call arguments, spans handed to JavaScript). The rules are
+//! `mapToolSpan`, given the processor's [`Mapper`]; `mapToolSpan` writes the tool call arguments
+//! too) and `filterContent` for the values the JavaScript side writes itself (spans handed to
+//! JavaScript, the pure-JS writers' output). The rules are
 //! the core's ([`genkit_for_maple_core::content::Content`]), compiled once per [`Mapper`].
 
 use super::seam::Mapper;
