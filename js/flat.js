@@ -5,9 +5,9 @@
 // several napi calls per field and per attribute (src/export.rs, now the fallback reader).
 //
 // No JavaScript object is created per span: numbers go into one reused Float64Array, strings are
-// collected into one array per batch and joined into a few large strings (one copy, then one
-// napi call each); strings of BIG units or more are passed as they are; Uint8Array values by
-// reference. The native side splits the strings by their lengths and transcodes them on the libuv
+// collected into one array per batch and joined into strings of at most CHUNK units (one copy,
+// then one napi call each, as Latin-1 when no unit is above 0xFF); strings of BIG units or more
+// are passed as they are; Uint8Array values by reference. The native side splits the strings by their lengths and transcodes them on the libuv
 // thread pool (so lone surrogates never pair across two strings).
 //
 // The rules are src/export.rs's (which follow the official ProtobufTraceSerializer): the same
@@ -47,6 +47,12 @@ const CHUNK = 32768
 const KEEP = 1 << 16
 
 const REFUSED = new Error("refused")
+/**
+ * A code unit above 0xFF: a string without one is copied as Latin-1 (one byte a unit, half the
+ * UTF-16 copy). V8 answers at once for its one-byte strings, which cannot match; on a two-byte
+ * string the scan stops at the first such unit.
+ */
+const WIDE = /[^\x00-\xff]/
 
 let nums = new Float64Array(KEEP)
 let n = 0
@@ -54,6 +60,8 @@ let parts = []
 let partsLen = 0
 let chunks = []
 let bigs = []
+/** Per string of `chunks`, then of `bigs`: whether it holds a code unit above 0xFF (read as UTF-16, else as Latin-1). */
+let wide = []
 let bytes = []
 let busy = false
 
@@ -70,7 +78,9 @@ function num(x) {
 
 function flush() {
   if (parts.length > 0) {
-    chunks.push(parts.length === 1 ? parts[0] : parts.join(""))
+    const chunk = parts.length === 1 ? parts[0] : parts.join("")
+    chunks.push(chunk)
+    wide.push(WIDE.test(chunk))
     parts = []
     partsLen = 0
   }
@@ -336,6 +346,7 @@ function batch(spans) {
     span(s)
   }
   flush()
+  for (let i = 0; i < bigs.length; i++) wide.push(WIDE.test(bigs[i]))
 }
 
 function clear() {
@@ -344,12 +355,13 @@ function clear() {
   partsLen = 0
   chunks = []
   bigs = []
+  wide = []
   bytes = []
   if (nums.length > KEEP) nums = new Float64Array(KEEP)
 }
 
 /**
- * Reads `spans` and calls `use(nums, length, chunks, bigs, bytes)` with the flat form (valid
+ * Reads `spans` and calls `use(nums, length, chunks, bigs, wide, bytes)` with the flat form (valid
  * during the call only: the buffers are reused), returning what it returns; `undefined`, with
  * nothing called, when the batch is refused (a structure the official serializer would not read,
  * a getter that throws) or a read is already under way (a getter that exports).
@@ -363,7 +375,7 @@ function read(spans, use) {
     } catch {
       return undefined
     }
-    return use(nums, n, chunks, bigs, bytes)
+    return use(nums, n, chunks, bigs, wide, bytes)
   } finally {
     clear()
     busy = false

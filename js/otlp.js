@@ -263,13 +263,13 @@ class OTLPTraceExporter extends OTLPExporterBase {
 const NOOP = () => {}
 
 /**
- * `fn(nums, len, chunks, bigs, bytes, ...extra)` on the batch as ./flat.js reads it (`fn` is
+ * `fn(nums, len, chunks, bigs, wide, bytes, ...extra)` on the batch as ./flat.js reads it (`fn` is
  * encodeOtlpFlat or fusedReadFlat); `undefined` when the binding has no `fn` or the batch is
  * refused by the JavaScript reader.
  */
 function readFlat(native, items, fn, ...extra) {
   if (typeof fn !== "function") return undefined
-  return flat.read(items, (nums, len, chunks, bigs, bytes) => fn.call(native, nums, len, chunks, bigs, bytes, ...extra))
+  return flat.read(items, (nums, len, chunks, bigs, wide, bytes) => fn.call(native, nums, len, chunks, bigs, wide, bytes, ...extra))
 }
 
 /**

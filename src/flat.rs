@@ -32,10 +32,39 @@ const BAD: &str = "internal: the flat span stream does not parse";
 /// A batch copied out of V8 by [`read_flat`], owned by Rust (sendable to the pool).
 pub(crate) struct Flat {
     nums: Vec<f64>,
-    /// The joined strings, concatenated.
-    units: Vec<u16>,
-    bigs: Vec<Vec<u16>>,
+    /// The joined strings, in order.
+    chunks: Vec<Text>,
+    bigs: Vec<Text>,
     bytes: Vec<Vec<u8>>,
+}
+
+/// A string copied out of V8: as Latin-1 when no code unit is above 0xFF, else as UTF-16.
+enum Text {
+    Latin1(Vec<u8>),
+    Utf16(Vec<u16>),
+}
+
+/// A piece of a [`Text`].
+#[derive(Clone, Copy)]
+enum Piece<'a> {
+    Latin1(&'a [u8]),
+    Utf16(&'a [u16]),
+}
+
+impl Text {
+    fn len(&self) -> usize {
+        match self {
+            Text::Latin1(b) => b.len(),
+            Text::Utf16(u) => u.len(),
+        }
+    }
+
+    fn piece(&self, from: usize, to: usize) -> Option<Piece<'_>> {
+        match self {
+            Text::Latin1(b) => b.get(from..to).map(Piece::Latin1),
+            Text::Utf16(u) => u.get(from..to).map(Piece::Utf16),
+        }
+    }
 }
 
 /// The length of a JavaScript string (UTF-16 units); `None` when `value` is not a string.
@@ -47,35 +76,62 @@ fn string_len(env: sys::napi_env, value: sys::napi_value) -> Option<usize> {
     (status == sys::Status::napi_ok).then_some(len)
 }
 
-/// Appends the UTF-16 units of the string `value` to `out`.
-fn append_string(
-    env: sys::napi_env,
-    value: sys::napi_value,
-    out: &mut Vec<u16>,
-) -> Result<(), &'static str> {
+/// Copies the string `value`: as Latin-1 when `wide` is `false` (the JavaScript side found no code
+/// unit above 0xFF), else as UTF-16.
+fn read_text(env: sys::napi_env, value: sys::napi_value, wide: bool) -> Result<Text, &'static str> {
     let len = string_len(env, value).ok_or(BAD)?;
-    // The NUL napi writes after the string lands on the next chunk's first unit, or on the spare
-    // unit reserved at the end.
-    out.try_reserve(len + 1).map_err(|_| OOM)?;
-    let at = out.len();
     let mut written = 0usize;
-    // SAFETY: `out` has room for `len + 1` units after `at` (the string and napi's NUL); napi
-    // writes at most that many and reports the count without the NUL.
-    let status = unsafe {
-        sys::napi_get_value_string_utf16(
-            env,
-            value,
-            out.as_mut_ptr().add(at),
-            len + 1,
-            &mut written,
-        )
-    };
-    if status != sys::Status::napi_ok {
-        return Err(BAD);
+    if wide {
+        let mut out: Vec<u16> = Vec::new();
+        out.try_reserve_exact(len + 1).map_err(|_| OOM)?;
+        // SAFETY: `out` has room for `len + 1` units (the string and napi's NUL); napi writes at
+        // most that many and reports the count without the NUL.
+        let status = unsafe {
+            sys::napi_get_value_string_utf16(env, value, out.as_mut_ptr(), len + 1, &mut written)
+        };
+        if status != sys::Status::napi_ok {
+            return Err(BAD);
+        }
+        // SAFETY: napi initialised `written.min(len)` units.
+        unsafe { out.set_len(written.min(len)) };
+        Ok(Text::Utf16(out))
+    } else {
+        let mut out: Vec<u8> = Vec::new();
+        out.try_reserve_exact(len + 1).map_err(|_| OOM)?;
+        // SAFETY: `out` has room for `len + 1` bytes (the string, one byte a unit as Latin-1, and
+        // napi's NUL); napi writes at most that many and reports the count without the NUL.
+        let status = unsafe {
+            sys::napi_get_value_string_latin1(
+                env,
+                value,
+                out.as_mut_ptr().cast(),
+                len + 1,
+                &mut written,
+            )
+        };
+        if status != sys::Status::napi_ok {
+            return Err(BAD);
+        }
+        // SAFETY: napi initialised `written.min(len)` bytes.
+        unsafe { out.set_len(written.min(len)) };
+        Ok(Text::Latin1(out))
     }
-    // SAFETY: napi initialised `written.min(len)` units after `at`.
-    unsafe { out.set_len(at + written.min(len)) };
-    Ok(())
+}
+
+/// The booleans of the JavaScript array `array`.
+fn booleans(env: sys::napi_env, array: sys::napi_value) -> Result<Vec<bool>, &'static str> {
+    let mut out = Vec::new();
+    for_each(env, array, |v| {
+        let mut b = false;
+        // SAFETY: live handle, valid out-pointer; a non-boolean gives an error status.
+        if unsafe { sys::napi_get_value_bool(env, v, &mut b) } != sys::Status::napi_ok {
+            return Err(BAD);
+        }
+        out.try_reserve(1).map_err(|_| OOM)?;
+        out.push(b);
+        Ok(())
+    })?;
+    Ok(out)
 }
 
 /// The elements of the JavaScript array `array`, each passed to `each`.
@@ -135,7 +191,8 @@ fn typed_array(
 }
 
 /// Copies the flat form of a batch out of V8 (on the JavaScript thread of `env`): the first `len`
-/// numbers of the `Float64Array` `nums`, the strings of the arrays `chunks` and `bigs`, the bytes
+/// numbers of the `Float64Array` `nums`, the strings of the arrays `chunks` and `bigs` (`wide`:
+/// per string of `chunks` then of `bigs`, whether one of its code units is above 0xFF), the bytes
 /// of the `Uint8Array`s of `bytes`. Panics are not caught here.
 pub(crate) fn read_flat(
     env: sys::napi_env,
@@ -143,8 +200,11 @@ pub(crate) fn read_flat(
     len: u32,
     chunks: sys::napi_value,
     bigs: sys::napi_value,
+    wide: sys::napi_value,
     bytes: sys::napi_value,
 ) -> Result<Flat, &'static str> {
+    let wide = booleans(env, wide)?;
+    let mut kinds = wide.iter().copied();
     let (data, count) = typed_array(env, nums, sys::TypedarrayType::float64_array)?;
     let len = len as usize;
     if len > count || (len > 0 && data.is_null()) {
@@ -158,25 +218,23 @@ pub(crate) fn read_flat(
         // else writes them meanwhile (we are on the JavaScript thread).
         numbers.extend_from_slice(unsafe { std::slice::from_raw_parts(data.cast::<f64>(), len) });
     }
-    // One exact reservation for every chunk (a growing buffer would copy itself on the way).
-    let mut total = 0usize;
+    let mut texts = Vec::new();
     for_each(env, chunks, |chunk| {
-        total = total
-            .checked_add(string_len(env, chunk).ok_or(BAD)?)
-            .ok_or(OOM)?;
+        let text = read_text(env, chunk, kinds.next().ok_or(BAD)?)?;
+        texts.try_reserve(1).map_err(|_| OOM)?;
+        texts.push(text);
         Ok(())
     })?;
-    let mut units = Vec::new();
-    units.try_reserve_exact(total + 1).map_err(|_| OOM)?;
-    for_each(env, chunks, |chunk| append_string(env, chunk, &mut units))?;
     let mut big = Vec::new();
     for_each(env, bigs, |s| {
-        let mut out = Vec::new();
-        append_string(env, s, &mut out)?;
+        let text = read_text(env, s, kinds.next().ok_or(BAD)?)?;
         big.try_reserve(1).map_err(|_| OOM)?;
-        big.push(out);
+        big.push(text);
         Ok(())
     })?;
+    if kinds.next().is_some() {
+        return Err(BAD);
+    }
     let mut arrays = Vec::new();
     for_each(env, bytes, |b| {
         let (data, n) = typed_array(env, b, sys::TypedarrayType::uint8_array)?;
@@ -193,7 +251,7 @@ pub(crate) fn read_flat(
     })?;
     Ok(Flat {
         nums: numbers,
-        units,
+        chunks: texts,
         bigs: big,
         bytes: arrays,
     })
@@ -204,14 +262,26 @@ struct Decoder<'a> {
     flat: &'a Flat,
     /// Next number.
     at: usize,
-    /// Next unit of `flat.units`.
+    /// The chunk being read, and its next unit.
+    chunk: usize,
     cursor: usize,
     /// Next of `flat.bytes`.
     byte: usize,
 }
 
-/// UTF-16 units as UTF-8, lone surrogates as U+FFFD (what `TextEncoder` writes).
-fn utf8(units: &[u16]) -> Result<String, &'static str> {
+/// A piece as UTF-8; UTF-16 lone surrogates as U+FFFD (what `TextEncoder` writes).
+fn utf8(piece: Piece<'_>) -> Result<String, &'static str> {
+    let units = match piece {
+        Piece::Utf16(units) => units,
+        Piece::Latin1(bytes) => {
+            let mut out = String::new();
+            // Latin-1 above 0x7F is two bytes of UTF-8.
+            let len = bytes.len() + bytes.iter().filter(|&&b| b >= 0x80).count();
+            out.try_reserve_exact(len).map_err(|_| OOM)?;
+            out.extend(bytes.iter().map(|&b| char::from(b)));
+            return Ok(out);
+        }
+    };
     let mut out = String::new();
     if let Err(e) = utf::utf16_to_utf8(units, &mut out) {
         if e == utf::Utf::OutOfMemory {
@@ -254,28 +324,48 @@ impl<'a> Decoder<'a> {
         index(n)
     }
 
-    fn units(&mut self) -> Result<&'a [u16], &'static str> {
+    fn piece(&mut self) -> Result<Piece<'a>, &'static str> {
         let n = self.num()?;
         if n >= 0.0 {
             let len = index(n)?;
-            let end = self.cursor.checked_add(len).ok_or(BAD)?;
-            let s = self.flat.units.get(self.cursor..end).ok_or(BAD)?;
+            if len == 0 {
+                return Ok(Piece::Latin1(&[]));
+            }
+            // A string never spans two chunks: one that does not fit is in the next.
+            let chunks = &self.flat.chunks;
+            if self.cursor + len > chunks.get(self.chunk).ok_or(BAD)?.len() {
+                self.chunk += 1;
+                self.cursor = 0;
+            }
+            let end = self.cursor + len;
+            let piece = chunks
+                .get(self.chunk)
+                .and_then(|c| c.piece(self.cursor, end))
+                .ok_or(BAD)?;
             self.cursor = end;
-            Ok(s)
+            Ok(piece)
         } else {
             let k = index(-n - 1.0)?;
-            self.flat.bigs.get(k).map(Vec::as_slice).ok_or(BAD)
+            let text = self.flat.bigs.get(k).ok_or(BAD)?;
+            text.piece(0, text.len()).ok_or(BAD)
         }
     }
 
     fn string(&mut self) -> Result<String, &'static str> {
-        let units = self.units()?;
-        utf8(units)
+        let piece = self.piece()?;
+        utf8(piece)
     }
 
     fn id(&mut self) -> Result<Vec<u8>, &'static str> {
-        let units = self.units()?;
-        encode::hex_to_binary(units).ok_or(BAD)
+        match self.piece()? {
+            Piece::Utf16(units) => encode::hex_to_binary(units).ok_or(BAD),
+            Piece::Latin1(bytes) => {
+                let mut units = Vec::new();
+                units.try_reserve_exact(bytes.len()).map_err(|_| OOM)?;
+                units.extend(bytes.iter().map(|&b| u16::from(b)));
+                encode::hex_to_binary(&units).ok_or(BAD)
+            }
+        }
     }
 
     fn hr_time(&mut self) -> Result<u64, &'static str> {
@@ -470,6 +560,7 @@ pub(crate) fn decode(
     let mut d = Decoder {
         flat,
         at: 0,
+        chunk: 0,
         cursor: 0,
         byte: 0,
     };
@@ -521,7 +612,11 @@ pub(crate) fn decode(
         }
         *count += 1;
     }
-    if d.at != flat.nums.len() || d.cursor != flat.units.len() || d.byte != flat.bytes.len() {
+    let all_read = match flat.chunks.len() {
+        0 => true,
+        n => d.chunk == n - 1 && d.cursor == flat.chunks[n - 1].len(),
+    };
+    if d.at != flat.nums.len() || !all_read || d.byte != flat.bytes.len() {
         return Err(BAD);
     }
     Ok(batch.into_request())
@@ -564,8 +659,8 @@ impl Task for EncodeFlatTask {
 }
 
 /// Copies a batch read by `js/flat.js` (its `read()` hands over these arguments: the numbers of
-/// `nums` up to `len`, the joined strings `chunks`, the strings `bigs`, the `Uint8Array`s
-/// `bytes`) on the calling thread and returns a `Promise<Buffer>` of the OTLP/protobuf
+/// `nums` up to `len`, the joined strings `chunks`, the strings `bigs`, per string of both whether
+/// it is `wide` (a code unit above 0xFF), the `Uint8Array`s `bytes`) on the calling thread and returns a `Promise<Buffer>` of the OTLP/protobuf
 /// `ExportTraceServiceRequest` bytes, built and encoded on the libuv thread pool: the request
 /// `encodeOtlpTraces` gives for the same spans. Throws an `Error` when the arguments are not of
 /// those types or memory runs out; the promise rejects when the stream does not parse (an
@@ -577,6 +672,7 @@ pub fn encode_otlp_flat(
     len: u32,
     chunks: Object<'_>,
     bigs: Object<'_>,
+    wide: Object<'_>,
     bytes: Object<'_>,
 ) -> napi::Result<AsyncTask<EncodeFlatTask>> {
     crate::quiet_panics();
@@ -587,6 +683,7 @@ pub fn encode_otlp_flat(
             len,
             chunks.raw(),
             bigs.raw(),
+            wide.raw(),
             bytes.raw(),
         )
     }));

@@ -100,7 +100,7 @@ pub fn fused_read(
 }
 
 /// [`fused_read`] for a batch read by `js/flat.js` (its `read()` hands over `nums`, `len`,
-/// `chunks`, `bigs`, `bytes`): copies the stream on the calling thread; the request is built from
+/// `chunks`, `bigs`, `wide`, `bytes`): copies the stream on the calling thread; the request is built from
 /// it by the first `map()`, on the thread pool. Throws an `Error` when the arguments are not of
 /// those types or memory runs out.
 #[napi]
@@ -111,6 +111,7 @@ pub fn fused_read_flat(
     len: u32,
     chunks: Object<'_>,
     bigs: Object<'_>,
+    wide: Object<'_>,
     bytes: Object<'_>,
     mapper: &Mapper,
     omit_genkit_input_output: bool,
@@ -123,6 +124,7 @@ pub fn fused_read_flat(
             len,
             chunks.raw(),
             bigs.raw(),
+            wide.raw(),
             bytes.raw(),
         )
     }));
