@@ -693,3 +693,87 @@ pub fn encode_otlp_flat(
         Err(_) => Err(napi::Error::from_reason("panic while reading the spans")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One span, one resource, one scope, every string form: the stream `js/flat.js` writes.
+    fn one_span() -> Flat {
+        let ascii = |s: &str| Text::Latin1(s.as_bytes().to_vec());
+        // Strings in order: schemaUrl "", scope name "s", version "", scope schema "",
+        // trace id, span id, trace state "", parent "", name "n", attribute key "k", value (big).
+        let ids = "0af7651916cd43dd8448eb211c80319cb7ad6b7169203331";
+        let nums = vec![
+            1.0, // spans
+            -1.0, 0.0, 0.0, // new resource: no attributes, schemaUrl ""
+            -1.0, 1.0, 0.0, 0.0, 0.0,
+            0.0, // new scope: name "s", version "", 0 attributes, dropped 0, schema ""
+            32.0, 16.0, 0.0, 1.0, 0.0,
+            0.0, // ids, trace state, flags 1, no parent, not remote
+            1.0, 2.0, // name "n", kind 1 + 1
+            1.0, 2.0, 3.0, 4.0, // start, end
+            1.0, 1.0, 1.0, -1.0, // one attribute: key "k", a string, bigs[0]
+            0.0, 0.0, 0.0, 0.0, 0.0, // dropped, no events, dropped, no links, dropped
+            0.0, 2.0, // status message "", code 2
+        ];
+        Flat {
+            nums,
+            chunks: vec![ascii("s"), ascii(&format!("{ids}nk"))],
+            bigs: vec![Text::Utf16(
+                "é\u{1F642}".encode_utf16().chain([0xD800]).collect(),
+            )],
+            bytes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn decodes_the_stream_with_positions() {
+        let mut positions = Vec::new();
+        let request = decode(&one_span(), Some(&mut positions)).expect("decodes");
+        assert_eq!(positions, vec![(0, 0, 0)]);
+        let span = &request.resource_spans[0].scope_spans[0].spans[0];
+        assert_eq!(
+            request.resource_spans[0].scope_spans[0]
+                .scope
+                .as_ref()
+                .map(|s| s.name.as_str()),
+            Some("s")
+        );
+        assert_eq!(span.trace_id.len(), 16);
+        assert_eq!(span.span_id.len(), 8);
+        assert_eq!(span.name, "n");
+        assert_eq!(span.kind, 2);
+        assert_eq!(span.flags, 0x101);
+        assert_eq!(span.status.as_ref().map(|s| s.code), Some(2));
+        assert_eq!(span.attributes[0].key, "k");
+        assert_eq!(
+            span.attributes[0].value,
+            Some(AnyValue {
+                value: Some(Value::StringValue("é\u{1F642}\u{FFFD}".into()))
+            })
+        );
+    }
+
+    #[test]
+    fn a_stream_that_does_not_parse_is_an_error_never_a_panic() {
+        let good = one_span();
+        // Every truncation, and every number replaced by values a broken stream could hold.
+        for cut in 0..good.nums.len() {
+            let mut flat = one_span();
+            flat.nums.truncate(cut);
+            assert!(decode(&flat, None).is_err(), "truncated at {cut}");
+        }
+        for at in 0..good.nums.len() {
+            for bad in [-5.0, 1e12, f64::NAN, 7.5, 4_294_967_296.0] {
+                let mut flat = one_span();
+                flat.nums[at] = bad;
+                // Ok or Err, but no panic; a changed length must not read past the strings.
+                let _ = decode(&flat, None);
+            }
+        }
+        let mut flat = one_span();
+        flat.chunks.pop();
+        assert!(decode(&flat, None).is_err(), "a missing chunk");
+    }
+}
