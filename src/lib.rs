@@ -47,6 +47,7 @@ use std::ptr;
 
 pub mod content;
 pub mod export;
+pub mod flat;
 pub mod fused;
 pub mod seam;
 mod utf;
