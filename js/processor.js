@@ -118,11 +118,15 @@ function mapModelNative(native, attrs, rules, guard) {
   )
 }
 
+// String.prototype.slice as it is when this module loads: the binding writes a tool result that is
+// a range of `genkit:output` as a slice of it (V8 shares the characters, no copy; issue 13).
+const stringSlice = String.prototype.slice
+
 /** A tool span's `gen_ai.tool.call.result` through the binding; the same rules as mapModelNative. */
 function mapToolNative(native, attrs, rules, guard) {
   const output = js.read(attrs, "genkit:output")
   if (output === js.THREW) return js.mapToolResult(attrs, output)
-  const flags = native.mapToolSpan(attrs, output, rules)
+  const flags = native.mapToolSpan(attrs, output, rules, stringSlice)
   return flags & TO_JS ? (flags & (P.PANIC | P.OUT_OF_MEMORY)) | guarded(attrs, guard, (t) => js.mapToolResult(t, output)) : flags
 }
 

@@ -49,6 +49,7 @@ pub mod content;
 pub mod export;
 pub mod fused;
 pub mod seam;
+mod slice;
 mod utf;
 
 /// What a failed allocation returns: [`problem::OUT_OF_MEMORY`], always with
@@ -149,6 +150,18 @@ impl Call {
         let mut error = ptr::null_mut();
         // SAFETY: live `env`, valid out-pointer; a no-op when no exception is pending.
         unsafe { sys::napi_get_and_clear_last_exception(self.env, &mut error) };
+    }
+
+    /// The length of `value` in UTF-16 code units when it is a string (napi's length-only read:
+    /// V8 knows it without reading the string), `None` otherwise.
+    fn string_length(&self, value: sys::napi_value) -> Option<usize> {
+        let mut len = 0usize;
+        // SAFETY: live handles of the current call; a null buffer asks for the length only; a
+        // value that is not a string is `napi_string_expected` (no exception).
+        let status = unsafe {
+            sys::napi_get_value_string_utf16(self.env, value, ptr::null_mut(), 0, &mut len)
+        };
+        (status == sys::Status::napi_ok).then_some(len)
     }
 
     /// Reads `value` into `buf` as UTF-8 when it is a string. Leaves `buf` empty and returns
@@ -613,28 +626,42 @@ pub fn map_tool_span(
     attributes: Object<'_>,
     output: Unknown<'_>,
     mapper: Option<ClassInstance<'_, seam::Mapper>>,
+    slice: Option<Unknown<'_>>,
 ) -> u32 {
     quiet_panics();
     let rules = content::rules_of(&mapper);
     let call = call_of(&env, &attributes);
     let output = output.raw();
+    let slice = slice.map(|s| s.raw());
     let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let key = c"gen_ai.tool.call.result";
+        // Issue 13: a long JSON string without escapes, checked in chunks, written as a slice.
+        if let (Some(slice), Some(len)) = (slice, call.string_length(output)) {
+            let reads_value = rules.as_deref().is_some_and(|r| !r.is_passthrough());
+            if len >= slice::STREAM_UNITS && !reads_value {
+                if let Some(flags) = slice::plain_string(&call, output, len, slice, key) {
+                    return flags;
+                }
+            }
+        }
         with_buffers(|buf, _| {
             match call.read_string(output, buf) {
                 Read::Str => {}
                 Read::Absent => return 0,
                 other => return other.hand_off().unwrap_or(0),
             }
-            let output = buf.as_str();
+            let whole = buf.as_str();
             let rules = rules.as_deref();
             let mut written = content::Written::default();
-            let key = c"gen_ai.tool.call.result";
-            let flags = match map_tool_result(output) {
+            let write = |value: &str, written: &mut content::Written| {
+                slice::write_range(&call, rules, key, value, whole, output, slice, written)
+            };
+            let flags = match map_tool_result(whole) {
                 ToolResult::Invalid => problem::TOOL_OUTPUT_NOT_JSON,
                 ToolResult::NeedsJs => problem::NEEDS_JS,
                 ToolResult::OutOfMemory => OUT_OF_MEMORY,
-                ToolResult::Text(text) => content::write(&call, rules, key, &text, &mut written),
-                ToolResult::Json(json) => content::write(&call, rules, key, json, &mut written),
+                ToolResult::Text(text) => write(&text, &mut written),
+                ToolResult::Json(json) => write(json, &mut written),
             };
             flags | content::finish(&call, &written)
         })

@@ -1,0 +1,144 @@
+"use strict"
+// Issue 13, memory per span: outputs that are a range of the input are written as slices of it
+// (src/slice.rs). A tool span's `gen_ai.tool.call.result` that is the text of a JSON string
+// without escapes, or a JSON value as written, is `output.slice(a, b)`; a long `genkit:output`
+// that is one JSON string without escapes is checked in chunks (32 Ki units) without being copied
+// into Rust. Every case is compared with the pure-JS mapping (mapSpanJs), on every chunk boundary,
+// escape position, surrogate and JSON shape, with and without content rules that read the value.
+const test = require("node:test")
+const assert = require("node:assert/strict")
+const { GenkitForMaple } = require("..")
+const { mapSpanJs } = require("../js/mapping")
+
+const CHUNK = 32 << 10
+const STREAM = 64 << 10
+const plain = new GenkitForMaple({ mode: "reference", scrubSecrets: false })
+const scrubbing = new GenkitForMaple({ mode: "reference" })
+assert.ok(plain.isNative, "the binding must be loaded (npm run build)")
+
+const tool = (output) => ({ "genkit:metadata:subtype": "tool", "genkit:name": "t", "genkit:input": "{}", "genkit:output": output })
+
+/** Maps `output` natively and with the pure-JS mapping; both must write the same attributes. */
+function same(output, p = plain, label = "") {
+  const native = tool(output)
+  p.onEnd({ name: "t", attributes: native })
+  const js = tool(output)
+  mapSpanJs(js)
+  const what = `${label} length ${output.length}`
+  assert.equal(native["gen_ai.tool.call.result"], js["gen_ai.tool.call.result"], what)
+  assert.deepEqual(Object.keys(native).sort(), Object.keys(js).sort(), what)
+  return native["gen_ai.tool.call.result"]
+}
+
+/** A JSON string literal of `n` units of `unit`, with `insert` written at `at` (inside the quotes). */
+function literal(n, unit, insert = "", at = 0) {
+  const body = unit.repeat(n)
+  return `"${body.slice(0, at)}${insert}${body.slice(at)}"`
+}
+
+test("long plain JSON strings: every length around the stream size and the chunk boundaries, ASCII, two-byte, surrogate pairs", () => {
+  for (const unit of ["a", "ж", "😀"]) {
+    for (const total of [STREAM - 1, STREAM, STREAM + 1, 2 * CHUNK + 1, 3 * CHUNK - 1, 3 * CHUNK, 3 * CHUNK + 2, 200_001]) {
+      const n = Math.floor((total - 2) / unit.length)
+      const output = literal(n, unit)
+      const result = same(output, plain, unit)
+      assert.equal(result, output.slice(1, -1))
+    }
+  }
+})
+
+test("a pair split across a chunk boundary and lone surrogates are kept as JSON.parse keeps them", () => {
+  for (const at of [CHUNK - 2, CHUNK - 1, CHUNK, 2 * CHUNK - 1, STREAM + 5]) {
+    for (const insert of ["😀", "\ud800", "\udc00", "\udbff\udbff", "\udc00\ud800"]) {
+      same(literal(STREAM + 10, "b", insert, at), plain, `insert ${JSON.stringify(insert)} at ${at}`)
+    }
+  }
+})
+
+test("escapes, quotes and control characters at every chunk position fall back to the full mapping", () => {
+  const positions = [0, 1, CHUNK - 2, CHUNK - 1, CHUNK, CHUNK + 1, 2 * CHUNK - 1, STREAM + 8, STREAM + 9]
+  for (const unit of ["a", "ж"]) {
+    for (const insert of ['\\"', "\\\\", "\\n", "\\u0041", "\\ud800", '"', "\n", "\u001f", "\\"]) {
+      for (const at of positions) {
+        same(literal(STREAM + 10, unit, insert, at), plain, `${unit} ${JSON.stringify(insert)} at ${at}`)
+      }
+    }
+  }
+})
+
+test("other long tool outputs: whitespace around the string, no closing quote, JSON values as written, not JSON", () => {
+  const body = "x".repeat(STREAM)
+  for (const output of [
+    ` "${body}"`,
+    `"${body}" `,
+    `\n"${body}"\t`,
+    `"${body}`,
+    `${body}"`,
+    `"${body}"x`,
+    `["${body}"]`,
+    `{"k":"${body}"}`,
+    `{"k":"${body}","k":1}`,
+    `[1, 2, "${body}" ]`,
+    `  {"k":"${body}"}  `,
+    body,
+    `"${body}""`,
+    '"' + "ж".repeat(STREAM) + '"',
+  ]) {
+    const label = JSON.stringify(output.slice(0, 12))
+    let parsed
+    try {
+      parsed = JSON.parse(output)
+    } catch {
+      parsed = undefined
+    }
+    if (parsed === undefined || typeof parsed === "string") {
+      same(output, plain, label)
+      continue
+    }
+    // A JSON value is written as written (README, "JSON as JSON.parse reads it"): equal to the
+    // pure-JS mapping after JSON.parse.
+    const attrs = tool(output)
+    plain.onEnd({ name: "t", attributes: attrs })
+    const js = tool(output)
+    mapSpanJs(js)
+    assert.ok(attrs["gen_ai.tool.call.result"] === output.trim(), label)
+    assert.deepEqual(JSON.parse(attrs["gen_ai.tool.call.result"]), JSON.parse(js["gen_ai.tool.call.result"]), label)
+  }
+})
+
+test("with secret scrubbing on: a result the scrubber leaves alone is a slice of the output, one it changes is written changed", () => {
+  const clean = literal(STREAM + 3, "c")
+  const native = tool(clean)
+  scrubbing.onEnd({ name: "t", attributes: native })
+  assert.equal(native["gen_ai.tool.call.result"], clean.slice(1, -1))
+  for (const output of [`{"data":"${"d".repeat(5000)}","n":1}`, `"${"é".repeat(5000)}"`, `  [1,"${"q".repeat(100)}"]  `]) {
+    const attrs = tool(output)
+    scrubbing.onEnd({ name: "t", attributes: attrs })
+    const js = tool(output)
+    mapSpanJs(js)
+    assert.equal(attrs["gen_ai.tool.call.result"], js["gen_ai.tool.call.result"])
+  }
+  const secret = `"key sk-ant-api03-${"A".repeat(90)} ${"z".repeat(STREAM)}"`
+  const attrs = tool(secret)
+  scrubbing.onEnd({ name: "t", attributes: attrs })
+  assert.ok(!attrs["gen_ai.tool.call.result"].includes("sk-ant-api03"), "scrubbed")
+})
+
+test("a String.prototype.slice replaced after the processor loaded is not called", () => {
+  const original = String.prototype.slice
+  const outputs = [literal(STREAM * 2, "s"), `{"k":"${"v".repeat(1000)}"}`]
+  const spans = outputs.map(tool)
+  let calls = 0
+  String.prototype.slice = function (...args) {
+    calls++
+    return original.apply(this, args)
+  }
+  try {
+    for (const attrs of spans) plain.onEnd({ name: "t", attributes: attrs })
+  } finally {
+    String.prototype.slice = original
+  }
+  assert.equal(calls, 0)
+  assert.equal(spans[0]["gen_ai.tool.call.result"], outputs[0].slice(1, -1))
+  assert.equal(spans[1]["gen_ai.tool.call.result"], outputs[1])
+})
