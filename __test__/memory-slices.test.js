@@ -142,3 +142,105 @@ test("a String.prototype.slice replaced after the processor loaded is not called
   assert.equal(spans[0]["gen_ai.tool.call.result"], outputs[0].slice(1, -1))
   assert.equal(spans[1]["gen_ai.tool.call.result"], outputs[1])
 })
+
+// Model spans (src/hollow.rs): string literals of 4096 units or more without escapes are kept out
+// of the native copy and written as slices joined by String.prototype.concat.
+const HOLLOW = 4096
+const model = (input, output) => ({ "genkit:metadata:subtype": "model", "genkit:name": "g/m", "genkit:input": input, "genkit:output": output })
+const KEYS = ["gen_ai.input.messages", "gen_ai.system_instructions", "gen_ai.output.messages", "gen_ai.response.finish_reasons", "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"]
+
+/** Maps a model span natively and with the pure-JS mapping: the same attributes and flags. */
+function sameModel(input, output, label) {
+  const native = model(input, output)
+  plain.onEnd({ name: "m", attributes: native })
+  const js = model(input, output)
+  mapSpanJs(js)
+  for (const key of KEYS) {
+    const a = native[key]
+    const b = js[key]
+    if (typeof a === "string" && typeof b === "string" && a !== b) {
+      // JSON copied as written (README): equal after JSON.parse.
+      assert.deepEqual(JSON.parse(a), JSON.parse(b), `${label} ${key}`)
+    } else {
+      assert.deepEqual(a, b, `${label} ${key}`)
+    }
+  }
+  return native
+}
+
+const answer = (text, extra = "") => `{"message":{"role":"model","content":[{"text":${text}}${extra}]},"finishReason":"stop","usage":{"inputTokens":1,"outputTokens":2}}`
+const request = (system, user) => `{"messages":[{"role":"system","content":[{"text":${system}}]},{"role":"user","content":[{"text":${user}}]}]}`
+
+test("model answers: long texts at every length around the literal threshold and the chunk boundaries, ASCII, two-byte, pairs", () => {
+  for (const unit of ["a", "ж", "😀"]) {
+    for (const n of [STREAM, STREAM + 1, 3 * CHUNK + 7, 200_000]) {
+      const text = JSON.stringify(unit.repeat(Math.ceil(n / unit.length)))
+      const attrs = sameModel("{}", answer(text), unit)
+      assert.ok(attrs["gen_ai.output.messages"].includes(text.slice(1, -1)))
+      sameModel(request(text, text), answer('"short"'), `input ${unit}`)
+    }
+    // Several long texts, short ones, and literals just below and at the threshold.
+    const parts = [HOLLOW - 3, HOLLOW - 2, HOLLOW - 1, HOLLOW, 5, STREAM, 70_000].map((n) => `{"text":${JSON.stringify(unit.repeat(Math.ceil(n / unit.length)))}}`)
+    sameModel(request('"s"', JSON.stringify("u".repeat(STREAM))), `{"message":{"role":"model","content":[${parts.join(",")}]},"finishReason":"length"}`, `parts ${unit}`)
+  }
+})
+
+test("model answers: escapes, control characters, lone surrogates, placeholder look-alikes and unterminated texts go the usual way, equal to the pure-JS mapping", () => {
+  const long = "t".repeat(STREAM)
+  for (const [insert, at] of [
+    ["\\n", 0], ["\\n", 10], ["\\n", CHUNK], ["\\n", STREAM - 1], ['\\"', 5000], ["\\u0000", 100], ["\\\\u0000", 100],
+    ["\n", 7000], ["\u0001", CHUNK + 1], ["\ud800", 6000], ["\udc00", CHUNK], ["\ud83d", STREAM - 1], ["😀", CHUNK - 1],
+  ]) {
+    const text = `"${long.slice(0, at)}${insert}${long.slice(at)}"`
+    sameModel("{}", answer(text), `${JSON.stringify(insert)} at ${at}`)
+    sameModel(request(text, '"u"'), answer('"a"'), `input ${JSON.stringify(insert)} at ${at}`)
+  }
+  sameModel("{}", answer(JSON.stringify(long), ',{"text":"\\u0000"}'), "a real \\u0000 elsewhere")
+  sameModel("{}", answer(`"${long}`), "unterminated")
+  sameModel("{}", `{"message":{"role":"model","content":[{"text":"${long}"}]},"finishReason":"stop"`, "cut")
+  sameModel("{}", `${answer(JSON.stringify(long))}x`, "trailing text")
+})
+
+test("model answers: long values in every other position (role, finish reason, tool requests, media, candidates, usage, keys) equal to the pure-JS mapping", () => {
+  const long = JSON.stringify("r".repeat(STREAM))
+  const outputs = [
+    `{"message":{"role":${long},"content":[{"text":"hi"}]},"finishReason":"stop"}`,
+    `{"message":{"role":"model","content":[{"text":"hi"}]},"finishReason":${long}}`,
+    `{"message":{"role":"model","content":[{"toolRequest":{"name":${long},"ref":${long},"input":{"q":${long},"n":[1,${long}]}}}]},"finishReason":"stop"}`,
+    `{"message":{"role":"model","content":[{"media":{"url":"data:image/png;base64,${"A".repeat(STREAM)}","contentType":"image/png"}},{"text":"caption"}]}}`,
+    `{"candidates":[{"message":{"role":"model","content":[{"text":${long}}]},"finishReason":"stop"},{"message":{"role":"model","content":[{"text":${long}}]},"finishReason":${long}}]}`,
+    `{"message":{"role":"model","content":[{"text":${long}}]},"usage":{"inputTokens":${long},"outputTokens":3}}`,
+    `{"message":{"role":"model","content":[{"text":"x","${"k".repeat(STREAM)}":1},{"reasoning":${long}}]},${long}:1,"finishReason":"stop"}`,
+    `{"message":{"role":"model","content":[{"text":${long}},{"text":${long}}]},"message":{"role":"model","content":[{"text":${long}}]}}`,
+    `[${long}]`,
+    long,
+    `{"message":null,"padding":${long}}`,
+  ]
+  for (const [i, output] of outputs.entries()) sameModel("{}", output, `output ${i}`)
+  sameModel(`{"messages":[{"role":${long},"content":[{"text":${long}}]},{"role":"system","content":[{"text":"a"},{"text":${long}}]}],"config":${long}}`, answer('"b"'), "input roles")
+  sameModel(`{"messages":"${"m".repeat(STREAM)}"}`, answer(long), "input shape")
+})
+
+test("model answers: the rope equals the flat string, and a String.prototype patched after the processor loaded is not called", () => {
+  const text = JSON.stringify("p".repeat(STREAM * 2))
+  const output = answer(text)
+  const original = { slice: String.prototype.slice, concat: String.prototype.concat }
+  let calls = 0
+  // (The JS wrapper's own name mapping slices `genkit:name`: only calls on the long attribute count.)
+  String.prototype.slice = function (...a) {
+    if (this.length >= STREAM) calls++
+    return original.slice.apply(this, a)
+  }
+  String.prototype.concat = function (...a) {
+    calls++
+    return original.concat.apply(this, a)
+  }
+  const attrs = model("{}", output)
+  try {
+    plain.onEnd({ name: "m", attributes: attrs })
+  } finally {
+    Object.assign(String.prototype, original)
+  }
+  assert.equal(calls, 0)
+  assert.equal(attrs["gen_ai.output.messages"], `[{"role":"assistant","parts":[{"type":"text","content":${text}}],"finish_reason":"stop"}]`)
+})

@@ -48,6 +48,7 @@ use std::ptr;
 pub mod content;
 pub mod export;
 pub mod fused;
+mod hollow;
 pub mod seam;
 mod slice;
 mod utf;
@@ -527,13 +528,26 @@ pub fn map_model_span(
     output: Unknown<'_>,
     skip_input: Option<bool>,
     mapper: Option<ClassInstance<'_, seam::Mapper>>,
+    slice: Option<Unknown<'_>>,
+    concat: Option<Unknown<'_>>,
 ) -> u32 {
     quiet_panics();
     let rules = content::rules_of(&mapper);
     let call = call_of(&env, &attributes);
     let (input, output) = (input.raw(), output.raw());
     let skip_input = skip_input.unwrap_or(false);
+    let (slice, concat) = (slice.map(|s| s.raw()), concat.map(|c| c.raw()));
     let outcome = catch_unwind(AssertUnwindSafe(|| {
+        // Issue 13: long texts referenced as slices, not copied (src/hollow.rs).
+        if let (Some(slice), Some(concat)) = (slice, concat) {
+            if !rules.as_deref().is_some_and(|r| !r.is_passthrough()) {
+                if let Some(flags) =
+                    hollow::map_model_span(&call, input, output, skip_input, slice, concat)
+                {
+                    return flags;
+                }
+            }
+        }
         with_buffers(|input_buf, output_buf| {
             let has_input = if skip_input {
                 Read::Absent
