@@ -244,3 +244,32 @@ test("model answers: the rope equals the flat string, and a String.prototype pat
   assert.equal(calls, 0)
   assert.equal(attrs["gen_ai.output.messages"], `[{"role":"assistant","parts":[{"type":"text","content":${text}}],"finish_reason":"stop"}]`)
 })
+
+test("random Genkit-shaped answers and requests with long and short literals (seeded): the native path equals the pure-JS mapping", () => {
+  let state = Number(process.env.FUZZ_SEED ?? 13)
+  const rand = (n) => {
+    state = (state * 1103515245 + 12345) % 2147483648
+    return state % n
+  }
+  const pieces = ["a", "ж", "😀", "\\n", '\\"', "\\u0041", "\\ud83d\\ude00", "\ud800", "\u0001", "\\u0000", "\\\\"]
+  const literal = () => {
+    const long = rand(3) > 0
+    const n = long ? HOLLOW - 2 + rand(3) * rand(40_000) : rand(20)
+    let body = pieces[rand(3)].repeat(n)
+    if (rand(4) === 0) {
+      const at = rand(body.length + 1)
+      body = body.slice(0, at) + pieces[rand(pieces.length)] + body.slice(at)
+    }
+    return `"${body}"`
+  }
+  const part = () => [`{"text":${literal()}}`, `{"reasoning":${literal()}}`, `{"toolRequest":{"name":${literal()},"input":{"q":${literal()}}}}`, `{"media":{"url":${literal()}}}`][rand(4)]
+  const message = (role) => `{"role":${role ?? literal()},"content":[${Array.from({ length: 1 + rand(3) }, part).join(",")}]}`
+  for (let i = 0; i < 60; i++) {
+    const output = rand(2)
+      ? `{"message":${message('"model"')},"finishReason":${rand(5) ? '"stop"' : literal()},"usage":{"inputTokens":${rand(9)},"outputTokens":${rand(9)}}}`
+      : `{"candidates":[{"message":${message('"model"')},"finishReason":"stop"},{"message":${message()}}]}`
+    const input = `{"messages":[${message('"system"')},${message('"user"')}]}`
+    const cut = rand(6) === 0 ? rand(output.length) : output.length
+    sameModel(rand(3) ? input : "{}", output.slice(0, cut), `seed run ${i}`)
+  }
+})

@@ -20,7 +20,7 @@
 //! count that is a placeholder, or a hollowed copy that stays over a quarter of the attribute.
 
 use super::slice::{slice_of, STREAM_UNITS};
-use super::{problem, utf, Call, Read, OUT_OF_MEMORY, WRITE_FAILED};
+use super::{problem, utf, Call, Read, HANDOFF_UNITS, OUT_OF_MEMORY, WRITE_FAILED};
 use genkit_for_maple_core::{map_model, Scalar};
 use napi::sys;
 use std::ffi::CStr;
@@ -226,7 +226,8 @@ fn hollow(
     slice: sys::napi_value,
 ) -> Option<Hollowed> {
     let mut lexer = Lexer {
-        limit: (len / 4).max(STREAM_UNITS),
+        // At most a quarter of the attribute, and never more than the hand-off size allows.
+        limit: (len / 4).clamp(STREAM_UNITS, HANDOFF_UNITS / 4),
         ..Lexer::default()
     };
     let mut chunk: Vec<u16> = Vec::new();

@@ -27,6 +27,13 @@
 //! (V8 copies the bytes as they are) and as UTF-16 otherwise, which spares V8 a UTF-8 decode
 //! (BENCHMARKS.md).
 //!
+//! Outputs that are a range of an input are not copied at all (issue 13): a tool result that is
+//! the text of a JSON string without escapes, or a JSON value as written, is created as a slice
+//! of `genkit:output` (`src/slice.rs`); a long tool result string without escapes is checked in
+//! chunks and never copied into Rust; a long model attribute is read in chunks with its long
+//! text literals left out, and those texts are written back as slices joined into a rope
+//! (`src/hollow.rs`).
+//!
 //! # Every napi status is checked
 //! A napi call that fails (a setter or Proxy trap that throws, a string longer than V8 allows)
 //! leaves an exception pending; it is cleared at once, so no later napi call runs with an
@@ -60,12 +67,12 @@ const OUT_OF_MEMORY: u32 = problem::OUT_OF_MEMORY | problem::NEEDS_JS;
 const WRITE_FAILED: u32 = problem::WRITE_FAILED;
 
 /// Strings longer than this (UTF-16 code units: 16 Mi, 32 MiB in V8's two-byte form, 16 MiB of
-/// ASCII) are handed to the pure-JS path instead of being copied into Rust. Measured with
-/// `node bench/memory.js`: the native path's peak extra memory per span is 2-3.5x the pure-JS
-/// path's (a UTF-8 copy of the input and the output JSON besides the V8 output string), so above
-/// this size, where that is tens of MB, the span goes to JavaScript (peak equal to the pure-JS
-/// path's, 1.00x at 50 and 256 MB); below it the native path keeps its speed (2.5-5x) at a bounded
-/// extra cost (README, "Robustness").
+/// ASCII) are handed to the pure-JS path instead of being copied into Rust: where the native
+/// path copies an attribute (a UTF-8 copy of the input and the output JSON besides the V8 output
+/// string) its peak extra memory is 2-3.5x the pure-JS path's, so above this size the span goes to
+/// JavaScript. Values that need no copy are not bound by it: a tool result that is one JSON
+/// string without escapes, and a model span whose long texts are referenced as slices
+/// (`src/slice.rs`, `src/hollow.rs`; `node bench/memory.js`, README "Robustness").
 pub const HANDOFF_UNITS: usize = 16 << 20;
 
 /// From this length on (UTF-16 code units), an ASCII string is read straight into the UTF-8
@@ -521,6 +528,7 @@ fn call_of(env: &Env, attributes: &Object<'_>) -> Call {
 /// `NEEDS_JS`, `OUT_OF_MEMORY` or `PANIC` set the caller maps the span in JavaScript (what was
 /// written is then written again with the same values). Never throws.
 #[napi]
+#[allow(clippy::too_many_arguments)] // ok: napi arguments, one per JavaScript parameter
 pub fn map_model_span(
     env: Env,
     attributes: Object<'_>,
@@ -540,7 +548,7 @@ pub fn map_model_span(
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         // Issue 13: long texts referenced as slices, not copied (src/hollow.rs).
         if let (Some(slice), Some(concat)) = (slice, concat) {
-            if !rules.as_deref().is_some_and(|r| !r.is_passthrough()) {
+            if rules.as_deref().is_none_or(|r| r.is_passthrough()) {
                 if let Some(flags) =
                     hollow::map_model_span(&call, input, output, skip_input, slice, concat)
                 {
