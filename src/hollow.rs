@@ -6,7 +6,7 @@
 //! that it is a string, truthy, and (for a role) whether it is `"model"`. So when no content rule
 //! reads the values (no secret scrubbing, no cap) and an attribute is at least
 //! [`slice::STREAM_UNITS`](super::slice::STREAM_UNITS) long, it is read in chunks (64 KiB), and
-//! each string literal of at least [`HOLLOW_UNITS`] units without escapes is kept out of the copy:
+//! each string literal longer than [`HOLLOW_UNITS`] units without escapes is kept out of the copy:
 //! a placeholder literal `"\u0000<n>"` stands in for it. The core maps the hollowed text (small);
 //! in the JSON it writes, each placeholder is replaced by `parent.slice(a, b)` (the literal as
 //! written, quotes included) and the pieces joined with `String.prototype.concat`, which V8 keeps as
@@ -26,7 +26,7 @@ use napi::sys;
 use std::ffi::CStr;
 use std::ptr;
 
-/// String literals of at least this many code units (quotes included) without escapes are
+/// String literals longer than this many code units (quotes included) without escapes are
 /// referenced, not copied.
 pub(crate) const HOLLOW_UNITS: usize = 4096;
 
@@ -479,4 +479,121 @@ fn write_pieces(
             Err(WRITE_FAILED)
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lexes `text` fed in chunks of `size` units: the kept text (UTF-16 as a `String`) and ranges.
+    fn lex(text: &str, size: usize) -> Option<(String, Vec<(usize, usize)>)> {
+        let units: Vec<u16> = text.encode_utf16().collect();
+        let mut lexer = Lexer {
+            limit: usize::MAX,
+            ..Lexer::default()
+        };
+        for (i, chunk) in units.chunks(size).enumerate() {
+            lexer.feed(chunk, i * size)?;
+        }
+        (!lexer.in_string).then(|| (String::from_utf16_lossy(&lexer.kept), lexer.ranges))
+    }
+
+    #[test]
+    fn long_plain_literals_become_placeholders_at_every_chunk_size() {
+        let long = "é".repeat(HOLLOW_UNITS);
+        let text = format!(r#"{{"a":"{long}","b":["x\n\"y",1,"{long}"],"{long}":2}}"#);
+        let units: Vec<u16> = text.encode_utf16().collect();
+        for size in [1, 2, 3, 7, 31, 32, 33, 4095, 4096, 4097, 100_000] {
+            let (kept, ranges) = lex(&text, size).unwrap(); // ok: a test; None is the failure
+            assert_eq!(
+                kept, r#"{"a":"\u00000","b":["x\n\"y",1,"\u00001"],"\u00002":2}"#,
+                "{size}"
+            );
+            assert_eq!(ranges.len(), 3);
+            for (a, b) in ranges {
+                let literal = String::from_utf16_lossy(&units[a..b]);
+                assert_eq!(literal, format!("\"{long}\""));
+            }
+        }
+    }
+
+    #[test]
+    fn short_literals_and_literals_with_escapes_are_kept() {
+        let almost = "a".repeat(HOLLOW_UNITS - 2);
+        let escaped = format!("\\n{}", "a".repeat(HOLLOW_UNITS));
+        for text in [format!(r#"["{almost}"]"#), format!(r#"["{escaped}"]"#)] {
+            let (kept, ranges) = lex(&text, 5).unwrap(); // ok: a test
+            assert_eq!(kept, text);
+            assert!(ranges.is_empty());
+        }
+        // One unit over the threshold (quotes included): hollowed.
+        let at = "a".repeat(HOLLOW_UNITS - 1);
+        assert_eq!(lex(&format!(r#"["{at}"]"#), 5).unwrap().1.len(), 1); // ok: a test
+    }
+
+    #[test]
+    fn escapes_controls_and_lone_surrogates_in_long_literals_refuse() {
+        let long = "a".repeat(HOLLOW_UNITS + 10);
+        for insert in ["\\n", "\n", "\u{1}"] {
+            let text = format!(r#"["{long}{insert}b"]"#);
+            assert!(lex(&text, 64).is_none(), "{insert:?}");
+        }
+        for lone in [
+            [0xD800u16].as_slice(),
+            &[0xDC00],
+            &[0xDBFF, 0x61],
+            &[0x61, 0xD83D],
+        ] {
+            let mut units: Vec<u16> = "[\"".encode_utf16().collect();
+            units.extend(std::iter::repeat_n(0x62, HOLLOW_UNITS + 10));
+            units.extend_from_slice(lone);
+            units.extend("\"]".encode_utf16());
+            for size in [1, 3, 64] {
+                let mut lexer = Lexer {
+                    limit: usize::MAX,
+                    ..Lexer::default()
+                };
+                let ok = units
+                    .chunks(size)
+                    .enumerate()
+                    .all(|(i, c)| lexer.feed(c, i * size).is_some());
+                assert!(!ok, "{lone:?} {size}");
+            }
+        }
+        // A pair split across chunks is fine.
+        let text = format!("[\"{long}😀{long}\"]");
+        for size in [1, 2, 3, 4097] {
+            assert_eq!(lex(&text, size).map(|(_, r)| r.len()), Some(1), "{size}");
+        }
+    }
+
+    #[test]
+    fn the_kept_copy_is_bounded() {
+        let mut lexer = Lexer {
+            limit: 10,
+            ..Lexer::default()
+        };
+        let units: Vec<u16> = r#"{"key":"value"}"#.encode_utf16().collect();
+        assert!(lexer.feed(&units, 0).is_none());
+    }
+
+    #[test]
+    fn find_special_and_placeholders() {
+        let mut units = vec![0x61u16; 100];
+        assert_eq!(find_special(&units), 100);
+        for (at, u) in [(0, 0x22), (31, 0x5C), (32, 0x1F), (99, 0x22)] {
+            units[at] = u;
+            assert_eq!(find_special(&units), at);
+            units[at] = 0x61;
+        }
+        let mut buf = [0u16; 32];
+        for (n, text) in [(0, r#""\u00000""#), (12, r#""\u000012""#), (usize::MAX, "")] {
+            let got = String::from_utf16_lossy(format_placeholder(n, &mut buf));
+            if !text.is_empty() {
+                assert_eq!(got, text);
+            } else {
+                assert!(got.ends_with('"') && got.len() == 7 + 20 + 1);
+            }
+        }
+    }
 }

@@ -24,6 +24,9 @@ use std::ptr;
 /// before being copied (below it one copy is cheaper than the chunk reads).
 pub(crate) const STREAM_UNITS: usize = 64 << 10;
 
+/// Values from this length on (UTF-8 bytes) are created as slices by [`write_range`].
+const SLICE_BYTES: usize = 4096;
+
 /// The code units read at a time by [`plain_string`] (64 KiB of UTF-16).
 const CHUNK_UNITS: usize = 32 << 10;
 
@@ -109,9 +112,10 @@ pub(crate) fn write_range(
             Filtered::Same
         ),
     };
-    // Short values are copied: a slice shorter than 13 units is a copy in V8 anyway.
+    // Short values are copied: below [`SLICE_BYTES`] the call into `String.prototype.slice`
+    // costs more than the copy it spares.
     let range = match slice {
-        Some(slice) if same && value.len() >= 64 => {
+        Some(slice) if same && value.len() >= SLICE_BYTES => {
             unit_range(whole, value).map(|(a, b)| (slice, a, b))
         }
         _ => None,
