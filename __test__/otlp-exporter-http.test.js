@@ -254,3 +254,30 @@ test("a binary that does not load gives the official exporter (GENKIT_FOR_MAPLE_
   assert.deepEqual(result.spans, ["one"])
   assert.equal(result.warnings.filter((w) => w.includes("native binding unavailable")).length, 1)
 })
+
+test("batches are read by the JavaScript reader (js/flat.js); the per-field napi reader only reads a batch it refuses", async () => {
+  const all = await spans()
+  const r = await rawReceiver()
+  const calls = { flat: 0, napi: 0, fusedFlat: 0, fusedNapi: 0 }
+  const counting = (binding) => ({
+    ...binding,
+    encodeOtlpFlat: (...a) => (calls.flat++, binding.encodeOtlpFlat(...a)),
+    encodeOtlpTraces: (...a) => (calls.napi++, binding.encodeOtlpTraces(...a)),
+    fusedReadFlat: (...a) => (calls.fusedFlat++, binding.fusedReadFlat(...a)),
+    fusedRead: (...a) => (calls.fusedNapi++, binding.fusedRead(...a)),
+  })
+  const plain = new OTLPTraceExporter({ url: `${r.url}/v1/traces` })
+  plain._native = counting(plain._native)
+  const fused = new OTLPTraceExporter({ url: `${r.url}/v1/traces`, genkit: true })
+  fused._fused.native = counting(fused._fused.native)
+  assert.deepEqual(await exportOnce(plain, all), { code: 0 })
+  assert.deepEqual(await exportOnce(fused, all), { code: 0 })
+  assert.deepEqual(calls, { flat: 1, napi: 0, fusedFlat: 1, fusedNapi: 0 })
+  // A name the JavaScript reader refuses: the napi reader is asked (and refuses it with its reason).
+  const bad = [fakeSpan(1, { name: 5 })]
+  assert.deepEqual(await exportOnce(plain, bad), { code: 0 })
+  assert.deepEqual(await exportOnce(fused, bad), { code: 0 })
+  assert.deepEqual(calls, { flat: 1, napi: 1, fusedFlat: 1, fusedNapi: 1 })
+  await plain.shutdown()
+  await fused.shutdown()
+})

@@ -9,6 +9,7 @@ const test = require("node:test")
 const assert = require("node:assert/strict")
 const { ProtobufTraceSerializer } = require("@opentelemetry/otlp-transformer")
 const native = require("../binding.js")
+const flat = require("../js/flat.js")
 const { corpusRows, corpusSpans, as2x, adversarialSpans, fakeSpan, everyValue } = require("./helpers/otlp-spans")
 
 const decode = (bytes) => native.decodeOtlpTraceRequest(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length))
@@ -16,9 +17,15 @@ const decode = (bytes) => native.decodeOtlpTraceRequest(Buffer.from(bytes.buffer
 /** Encodes `spans` both ways and asserts the decoded requests are equal; returns the decoded text. */
 async function assertSameRequest(spans, what) {
   const official = ProtobufTraceSerializer.serializeRequest(spans.map(as2x))
-  const ours = await native.encodeOtlpTraces(spans)
   const want = decode(official)
-  const got = decode(ours)
+  // Both readers: the native one (src/export.rs) and the JavaScript one (js/flat.js + src/flat.rs).
+  const viaFlat = flat.read(spans, (...args) => native.encodeOtlpFlat(...args))
+  assert.ok(viaFlat instanceof Promise, `${what}: the JavaScript reader read the batch`)
+  assertSameText(decode(await viaFlat), want, `${what} (JavaScript reader)`)
+  return assertSameText(decode(await native.encodeOtlpTraces(spans)), want, what)
+}
+
+function assertSameText(got, want, what) {
   if (got !== want) {
     // Show the first differing line, not two multi-megabyte strings.
     const a = want.split("\n")
@@ -79,8 +86,40 @@ test("a span the official serializer would not read is refused by the native rea
   ]
   for (const [span, reason] of bad) {
     assert.throws(() => native.encodeOtlpTraces([span]), reason)
+    // The JavaScript reader refuses it too (the exporter then asks the native reader).
+    assert.equal(flat.read([span], () => "read"), undefined)
     // The next call works: nothing was left pending.
     assert.ok(native.encodeOtlpTraces([fakeSpan(2)]) instanceof Promise)
   }
   assert.throws(() => native.encodeOtlpTraces({}), /array/)
+  assert.equal(flat.read({}, () => "read"), undefined)
+  assert.equal(flat.read([fakeSpan(2)], () => "read"), "read")
+})
+
+test("the JavaScript reader's string forms: Latin-1 and UTF-16 chunks, strings split across chunks and big strings, surrogates at string boundaries", async () => {
+  // js/flat.js joins strings into chunks of at most 32768 units (Latin-1 when no unit is above
+  // 0xFF), passes strings of 16384 units or more on their own, and the native side splits them
+  // by length: every boundary kind, each next to the others.
+  const attributes = {
+    ascii: "plain text",
+    latin1: "café ÿ ©",
+    cjk: "漢字かな",
+    emoji: "🙂 pair",
+    highAtEnd: "ends with \ud83d",
+    lowAtStart: "\ude42 starts with a low surrogate",
+    bigAscii: "a".repeat(20000),
+    bigLatin1: "é".repeat(17000),
+    bigWide: "x".repeat(16383) + "\u4e00",
+    nearChunk: "b".repeat(16383),
+    empty: "",
+  }
+  const spans = []
+  for (let i = 0; i < 12; i++) {
+    // Spans alternating one-byte and two-byte content, so chunks of both kinds follow each other.
+    const extra = i % 2 === 0 ? { [`k${i}`]: "z".repeat(3000 * i) } : { [`k${i}`]: "ω".repeat(2500 * i) }
+    spans.push(fakeSpan(i + 1, { name: i % 3 === 0 ? "spän" : "span", attributes: { ...attributes, ...extra } }))
+  }
+  const text = await assertSameRequest(spans, "string forms")
+  assert.ok(text.includes("café ÿ ©") && text.includes("漢字かな"))
+  for (const s of spans) await assertSameRequest([s], `string forms, ${s.name}`)
 })

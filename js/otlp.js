@@ -13,6 +13,7 @@ const { OTLPExporterBase } = require("@opentelemetry/otlp-exporter-base")
 const { createOtlpHttpExportDelegate, convertLegacyHttpOptions } = require("@opentelemetry/otlp-exporter-base/node-http")
 const { ProtobufTraceSerializer, TraceExporterMetricsHelper } = require("@opentelemetry/otlp-transformer")
 const { diag } = require("@opentelemetry/api")
+const flat = require("./flat")
 
 /** `FAILED` of @opentelemetry/core. */
 const FAILED = 1
@@ -109,7 +110,9 @@ class OTLPTraceExporter extends OTLPExporterBase {
     }
     let encoding
     try {
-      encoding = native.encodeOtlpTraces(items)
+      // The JavaScript reader (./flat.js); a batch it refuses goes to the native reader, which
+      // refuses it with the reason.
+      encoding = readFlat(native, items, native.encodeOtlpFlat) ?? native.encodeOtlpTraces(items)
     } catch (error) {
       // A span the native reader does not accept: the official serializer, now, as the official exporter.
       this._warn(error)
@@ -152,7 +155,8 @@ class OTLPTraceExporter extends OTLPExporterBase {
     let batch
     if (fused.native !== undefined) {
       try {
-        batch = fused.native.fusedRead(items, fused.mapper, fused.omit)
+        const n = fused.native
+        batch = readFlat(n, items, n.fusedReadFlat, fused.mapper, fused.omit) ?? n.fusedRead(items, fused.mapper, fused.omit)
       } catch (error) {
         this._warn(error)
       }
@@ -257,6 +261,16 @@ class OTLPTraceExporter extends OTLPExporterBase {
 }
 
 const NOOP = () => {}
+
+/**
+ * `fn(nums, len, chunks, bigs, wide, bytes, ...extra)` on the batch as ./flat.js reads it (`fn` is
+ * encodeOtlpFlat or fusedReadFlat); `undefined` when the binding has no `fn` or the batch is
+ * refused by the JavaScript reader.
+ */
+function readFlat(native, items, fn, ...extra) {
+  if (typeof fn !== "function") return undefined
+  return flat.read(items, (nums, len, chunks, bigs, wide, bytes) => fn.call(native, nums, len, chunks, bigs, wide, bytes, ...extra))
+}
 
 /**
  * The fused options from the constructor's `genkit` and `omitGenkitInputOutput`; `undefined` when

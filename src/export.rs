@@ -1,3 +1,7 @@
+//! The exporter reads spans with `js/flat.js` + `src/flat.rs` first (a JavaScript walk copied in a
+//! few napi calls; several times cheaper on the event loop); this reader, one napi call or more
+//! per field, reads the batches that one refuses, and names the reason.
+//!
 //! The napi side of the native `OTLPTraceExporter` (`genkit-for-maple/otlp`, issue 8): reads the
 //! fields of a batch of `ReadableSpan`s (SDK 1.x, 2.x, 3.x) into `opentelemetry-proto` messages on
 //! the JavaScript thread, with no JavaScript object created per span, then encodes the

@@ -13,6 +13,7 @@
 //! `replaceAttributes(index, attributes)`, and the next `map()` continues after it.
 
 use crate::export::{read_attributes, read_batch_with_positions, SpanPosition};
+use crate::flat::{self as flat_reader, Flat};
 use crate::seam::Mapper;
 use genkit_for_maple_core::encode::{self, proto::collector::trace::v1::ExportTraceServiceRequest};
 use genkit_for_maple_core::fused::{self, Fused};
@@ -24,6 +25,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 /// One batch between its read and its bytes.
 struct State {
+    /// A batch read by `fusedReadFlat`: built into `request` and `positions` by the first `map()`,
+    /// on the pool.
+    flat: Option<Flat>,
     request: ExportTraceServiceRequest,
     positions: Vec<SpanPosition>,
     /// The next span (batch index) to map.
@@ -80,8 +84,56 @@ pub fn fused_read(
     match read {
         Ok(Ok((request, positions))) => Ok(FusedBatch {
             state: Arc::new(Mutex::new(Some(State {
+                flat: None,
                 request,
                 positions,
+                next: 0,
+                omit: omit_genkit_input_output,
+                problems: 0,
+                problem_span: None,
+            }))),
+            mapper: mapper.shared(),
+        }),
+        Ok(Err(reason)) => Err(napi::Error::from_reason(reason)),
+        Err(_) => Err(napi::Error::from_reason("panic while reading the spans")),
+    }
+}
+
+/// [`fused_read`] for a batch read by `js/flat.js` (its `read()` hands over `nums`, `len`,
+/// `chunks`, `bigs`, `wide`, `bytes`): copies the stream on the calling thread; the request is built from
+/// it by the first `map()`, on the thread pool. Throws an `Error` when the arguments are not of
+/// those types or memory runs out.
+#[napi]
+#[allow(clippy::too_many_arguments)]
+pub fn fused_read_flat(
+    env: Env,
+    nums: Object<'_>,
+    len: u32,
+    chunks: Object<'_>,
+    bigs: Object<'_>,
+    wide: Object<'_>,
+    bytes: Object<'_>,
+    mapper: &Mapper,
+    omit_genkit_input_output: bool,
+) -> napi::Result<FusedBatch> {
+    crate::quiet_panics();
+    let read = catch_unwind(AssertUnwindSafe(|| {
+        flat_reader::read_flat(
+            env.raw(),
+            nums.raw(),
+            len,
+            chunks.raw(),
+            bigs.raw(),
+            wide.raw(),
+            bytes.raw(),
+        )
+    }));
+    match read {
+        Ok(Ok(flat)) => Ok(FusedBatch {
+            state: Arc::new(Mutex::new(Some(State {
+                flat: Some(flat),
+                request: ExportTraceServiceRequest::default(),
+                positions: Vec::new(),
                 next: 0,
                 omit: omit_genkit_input_output,
                 problems: 0,
@@ -114,6 +166,11 @@ impl MapTask {
         let Some(state) = guard.as_mut() else {
             return Err("internal: the batch was already encoded");
         };
+        if let Some(flat) = state.flat.take() {
+            let mut positions = Vec::new();
+            state.request = flat_reader::decode(&flat, Some(&mut positions))?;
+            state.positions = positions;
+        }
         {
             let mut mapper = lock(&self.mapper);
             while let Some(&(r, s, k)) = state.positions.get(state.next) {
@@ -138,6 +195,7 @@ impl MapTask {
             .ok_or("internal: the batch was already encoded")?;
         // Mapped: the problems stay readable after the request is gone.
         *guard = Some(State {
+            flat: None,
             request: ExportTraceServiceRequest::default(),
             positions: Vec::new(),
             next: usize::MAX,

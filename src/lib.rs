@@ -54,6 +54,7 @@ use std::ptr;
 
 pub mod content;
 pub mod export;
+pub mod flat;
 pub mod fused;
 mod hollow;
 pub mod seam;
