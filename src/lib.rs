@@ -27,6 +27,13 @@
 //! (V8 copies the bytes as they are) and as UTF-16 otherwise, which spares V8 a UTF-8 decode
 //! (BENCHMARKS.md).
 //!
+//! Outputs that are a range of an input are not copied at all (issue 13): a tool result that is
+//! the text of a JSON string without escapes, or a JSON value as written, is created as a slice
+//! of `genkit:output` (`src/slice.rs`); a long tool result string without escapes is checked in
+//! chunks and never copied into Rust; a long model attribute is read in chunks with its long
+//! text literals left out, and those texts are written back as slices joined into a rope
+//! (`src/hollow.rs`).
+//!
 //! # Every napi status is checked
 //! A napi call that fails (a setter or Proxy trap that throws, a string longer than V8 allows)
 //! leaves an exception pending; it is cleared at once, so no later napi call runs with an
@@ -49,7 +56,9 @@ pub mod content;
 pub mod export;
 pub mod flat;
 pub mod fused;
+mod hollow;
 pub mod seam;
+mod slice;
 mod utf;
 
 /// What a failed allocation returns: [`problem::OUT_OF_MEMORY`], always with
@@ -59,12 +68,12 @@ const OUT_OF_MEMORY: u32 = problem::OUT_OF_MEMORY | problem::NEEDS_JS;
 const WRITE_FAILED: u32 = problem::WRITE_FAILED;
 
 /// Strings longer than this (UTF-16 code units: 16 Mi, 32 MiB in V8's two-byte form, 16 MiB of
-/// ASCII) are handed to the pure-JS path instead of being copied into Rust. Measured with
-/// `node bench/memory.js`: the native path's peak extra memory per span is 2-3.5x the pure-JS
-/// path's (a UTF-8 copy of the input and the output JSON besides the V8 output string), so above
-/// this size, where that is tens of MB, the span goes to JavaScript (peak equal to the pure-JS
-/// path's, 1.00x at 50 and 256 MB); below it the native path keeps its speed (2.5-5x) at a bounded
-/// extra cost (README, "Robustness").
+/// ASCII) are handed to the pure-JS path instead of being copied into Rust: where the native
+/// path copies an attribute (a UTF-8 copy of the input and the output JSON besides the V8 output
+/// string) its peak extra memory is 2-3.5x the pure-JS path's, so above this size the span goes to
+/// JavaScript. Values that need no copy are not bound by it: a tool result that is one JSON
+/// string without escapes, and a model span whose long texts are referenced as slices
+/// (`src/slice.rs`, `src/hollow.rs`; `node bench/memory.js`, README "Robustness").
 pub const HANDOFF_UNITS: usize = 16 << 20;
 
 /// From this length on (UTF-16 code units), an ASCII string is read straight into the UTF-8
@@ -150,6 +159,18 @@ impl Call {
         let mut error = ptr::null_mut();
         // SAFETY: live `env`, valid out-pointer; a no-op when no exception is pending.
         unsafe { sys::napi_get_and_clear_last_exception(self.env, &mut error) };
+    }
+
+    /// The length of `value` in UTF-16 code units when it is a string (napi's length-only read:
+    /// V8 knows it without reading the string), `None` otherwise.
+    fn string_length(&self, value: sys::napi_value) -> Option<usize> {
+        let mut len = 0usize;
+        // SAFETY: live handles of the current call; a null buffer asks for the length only; a
+        // value that is not a string is `napi_string_expected` (no exception).
+        let status = unsafe {
+            sys::napi_get_value_string_utf16(self.env, value, ptr::null_mut(), 0, &mut len)
+        };
+        (status == sys::Status::napi_ok).then_some(len)
     }
 
     /// Reads `value` into `buf` as UTF-8 when it is a string. Leaves `buf` empty and returns
@@ -508,6 +529,7 @@ fn call_of(env: &Env, attributes: &Object<'_>) -> Call {
 /// `NEEDS_JS`, `OUT_OF_MEMORY` or `PANIC` set the caller maps the span in JavaScript (what was
 /// written is then written again with the same values). Never throws.
 #[napi]
+#[allow(clippy::too_many_arguments)] // ok: napi arguments, one per JavaScript parameter
 pub fn map_model_span(
     env: Env,
     attributes: Object<'_>,
@@ -515,13 +537,26 @@ pub fn map_model_span(
     output: Unknown<'_>,
     skip_input: Option<bool>,
     mapper: Option<ClassInstance<'_, seam::Mapper>>,
+    slice: Option<Unknown<'_>>,
+    concat: Option<Unknown<'_>>,
 ) -> u32 {
     quiet_panics();
     let rules = content::rules_of(&mapper);
     let call = call_of(&env, &attributes);
     let (input, output) = (input.raw(), output.raw());
     let skip_input = skip_input.unwrap_or(false);
+    let (slice, concat) = (slice.map(|s| s.raw()), concat.map(|c| c.raw()));
     let outcome = catch_unwind(AssertUnwindSafe(|| {
+        // Issue 13: long texts referenced as slices, not copied (src/hollow.rs).
+        if let (Some(slice), Some(concat)) = (slice, concat) {
+            if rules.as_deref().is_none_or(|r| r.is_passthrough()) {
+                if let Some(flags) =
+                    hollow::map_model_span(&call, input, output, skip_input, slice, concat)
+                {
+                    return flags;
+                }
+            }
+        }
         with_buffers(|input_buf, output_buf| {
             let has_input = if skip_input {
                 Read::Absent
@@ -614,28 +649,42 @@ pub fn map_tool_span(
     attributes: Object<'_>,
     output: Unknown<'_>,
     mapper: Option<ClassInstance<'_, seam::Mapper>>,
+    slice: Option<Unknown<'_>>,
 ) -> u32 {
     quiet_panics();
     let rules = content::rules_of(&mapper);
     let call = call_of(&env, &attributes);
     let output = output.raw();
+    let slice = slice.map(|s| s.raw());
     let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let key = c"gen_ai.tool.call.result";
+        // Issue 13: a long JSON string without escapes, checked in chunks, written as a slice.
+        if let (Some(slice), Some(len)) = (slice, call.string_length(output)) {
+            let reads_value = rules.as_deref().is_some_and(|r| !r.is_passthrough());
+            if len >= slice::STREAM_UNITS && !reads_value {
+                if let Some(flags) = slice::plain_string(&call, output, len, slice, key) {
+                    return flags;
+                }
+            }
+        }
         with_buffers(|buf, _| {
             match call.read_string(output, buf) {
                 Read::Str => {}
                 Read::Absent => return 0,
                 other => return other.hand_off().unwrap_or(0),
             }
-            let output = buf.as_str();
+            let whole = buf.as_str();
             let rules = rules.as_deref();
             let mut written = content::Written::default();
-            let key = c"gen_ai.tool.call.result";
-            let flags = match map_tool_result(output) {
+            let write = |value: &str, written: &mut content::Written| {
+                slice::write_range(&call, rules, key, value, whole, output, slice, written)
+            };
+            let flags = match map_tool_result(whole) {
                 ToolResult::Invalid => problem::TOOL_OUTPUT_NOT_JSON,
                 ToolResult::NeedsJs => problem::NEEDS_JS,
                 ToolResult::OutOfMemory => OUT_OF_MEMORY,
-                ToolResult::Text(text) => content::write(&call, rules, key, &text, &mut written),
-                ToolResult::Json(json) => content::write(&call, rules, key, json, &mut written),
+                ToolResult::Text(text) => write(&text, &mut written),
+                ToolResult::Json(json) => write(json, &mut written),
             };
             flags | content::finish(&call, &written)
         })
