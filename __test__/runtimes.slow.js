@@ -35,7 +35,7 @@ for (const name of ["node22", "node24", "bun", "deno"]) {
     t.diagnostic(version)
     const lines = r.stdout.split("\n")
     const result = JSON.parse(lines.find((l) => l.startsWith("RESULT ")).slice(7))
-    assert.deepStrictEqual(result, { answer: "It is 21 C in Paris.", isNative: true, corpusNative: true, spans: rows.length, equal: rows.length })
+    assert.deepStrictEqual(result, { answer: "It is 21 C in Paris.", isNative: true, corpusNative: true, spans: rows.length, equal: rows.length, long: 3 })
     const flowSpans = lines.filter((l) => l.startsWith("SPAN ")).map((l) => JSON.parse(l.slice(5)))
     const ops = flowSpans.map((s) => s.attributes["gen_ai.operation.name"]).filter(Boolean).sort()
     assert.deepStrictEqual(ops, ["chat", "chat", "execute_tool", "invoke_agent"])

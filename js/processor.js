@@ -98,6 +98,13 @@ function safeName(span) {
 // The flags after which the binding wrote nothing reliable and the JS twin maps the span.
 const TO_JS = P.NEEDS_JS | P.PANIC | P.OUT_OF_MEMORY
 
+// String.prototype.slice as it is when this module loads: the binding writes a tool result that is
+// a range of `genkit:output` as a slice of it (V8 shares the characters, no copy; issue 13).
+// String.prototype.concat likewise: a model span's long texts are joined to the JSON around them
+// as a rope of slices (src/hollow.rs).
+const stringSlice = String.prototype.slice
+const stringConcat = String.prototype.concat
+
 /**
  * A model span's JSON-derived attributes through the binding. `genkit:input` and `genkit:output`
  * are read once, here (a getter is never called twice, and one that throws costs only the
@@ -109,7 +116,7 @@ function mapModelNative(native, attrs, rules, guard) {
   const input = js.read(attrs, "genkit:input")
   const output = js.read(attrs, "genkit:output")
   const inputThrew = input === js.THREW
-  const flags = native.mapModelSpan(attrs, inputThrew ? undefined : input, output === js.THREW ? undefined : output, inputThrew, rules)
+  const flags = native.mapModelSpan(attrs, inputThrew ? undefined : input, output === js.THREW ? undefined : output, inputThrew, rules, stringSlice, stringConcat)
   if (flags & TO_JS) return (flags & (P.PANIC | P.OUT_OF_MEMORY)) | guarded(attrs, guard, (t) => js.mapModelAttributes(t, input, output))
   return (
     flags |
@@ -130,7 +137,7 @@ function mapToolNative(native, attrs, rules, guard) {
   const output = js.read(attrs, "genkit:output")
   const inputThrew = input === js.THREW
   const outputThrew = output === js.THREW
-  const flags = native.mapToolSpan(attrs, outputThrew ? undefined : output, rules, inputThrew ? undefined : input, !inputThrew)
+  const flags = native.mapToolSpan(attrs, outputThrew ? undefined : output, rules, stringSlice, inputThrew ? undefined : input, !inputThrew)
   const threw = (inputThrew ? P.ATTRIBUTE_TYPE : 0) | (outputThrew ? P.ATTRIBUTE_TYPE | P.TOOL_OUTPUT_NOT_JSON : 0)
   if (flags & TO_JS) {
     const write = (t) => js.mapToolArguments(t, input) | (outputThrew ? 0 : js.mapToolResult(t, output))

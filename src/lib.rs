@@ -27,6 +27,13 @@
 //! (V8 copies the bytes as they are) and as UTF-16 otherwise, which spares V8 a UTF-8 decode
 //! (BENCHMARKS.md).
 //!
+//! Outputs that are a range of an input are not copied at all (issue 13): a tool result that is
+//! the text of a JSON string without escapes, or a JSON value as written, is created as a slice
+//! of `genkit:output` (`src/slice.rs`); a long tool result string without escapes is checked in
+//! chunks and never copied into Rust; a long model attribute is read in chunks with its long
+//! text literals left out, and those texts are written back as slices joined into a rope
+//! (`src/hollow.rs`).
+//!
 //! # Every napi status is checked
 //! A napi call that fails (a setter or Proxy trap that throws, a string longer than V8 allows)
 //! leaves an exception pending; it is cleared at once, so no later napi call runs with an
@@ -49,7 +56,9 @@ pub mod content;
 pub mod export;
 pub mod flat;
 pub mod fused;
+mod hollow;
 pub mod seam;
+mod slice;
 mod utf;
 
 /// What a failed allocation returns: [`problem::OUT_OF_MEMORY`], always with
@@ -59,12 +68,12 @@ const OUT_OF_MEMORY: u32 = problem::OUT_OF_MEMORY | problem::NEEDS_JS;
 const WRITE_FAILED: u32 = problem::WRITE_FAILED;
 
 /// Strings longer than this (UTF-16 code units: 16 Mi, 32 MiB in V8's two-byte form, 16 MiB of
-/// ASCII) are handed to the pure-JS path instead of being copied into Rust. Measured with
-/// `node bench/memory.js`: the native path's peak extra memory per span is 2-3.5x the pure-JS
-/// path's (a UTF-8 copy of the input and the output JSON besides the V8 output string), so above
-/// this size, where that is tens of MB, the span goes to JavaScript (peak equal to the pure-JS
-/// path's, 1.00x at 50 and 256 MB); below it the native path keeps its speed (2.5-5x) at a bounded
-/// extra cost (README, "Robustness").
+/// ASCII) are handed to the pure-JS path instead of being copied into Rust: where the native
+/// path copies an attribute (a UTF-8 copy of the input and the output JSON besides the V8 output
+/// string) its peak extra memory is 2-3.5x the pure-JS path's, so above this size the span goes to
+/// JavaScript. Values that need no copy are not bound by it: a tool result that is one JSON
+/// string without escapes, and a model span whose long texts are referenced as slices
+/// (`src/slice.rs`, `src/hollow.rs`; `node bench/memory.js`, README "Robustness").
 pub const HANDOFF_UNITS: usize = 16 << 20;
 
 /// From this length on (UTF-16 code units), an ASCII string is read straight into the UTF-8
@@ -150,6 +159,18 @@ impl Call {
         let mut error = ptr::null_mut();
         // SAFETY: live `env`, valid out-pointer; a no-op when no exception is pending.
         unsafe { sys::napi_get_and_clear_last_exception(self.env, &mut error) };
+    }
+
+    /// The length of `value` in UTF-16 code units when it is a string (napi's length-only read:
+    /// V8 knows it without reading the string), `None` otherwise.
+    fn string_length(&self, value: sys::napi_value) -> Option<usize> {
+        let mut len = 0usize;
+        // SAFETY: live handles of the current call; a null buffer asks for the length only; a
+        // value that is not a string is `napi_string_expected` (no exception).
+        let status = unsafe {
+            sys::napi_get_value_string_utf16(self.env, value, ptr::null_mut(), 0, &mut len)
+        };
+        (status == sys::Status::napi_ok).then_some(len)
     }
 
     /// Reads `value` into `buf` as UTF-8 when it is a string. Leaves `buf` empty and returns
@@ -508,6 +529,7 @@ fn call_of(env: &Env, attributes: &Object<'_>) -> Call {
 /// `NEEDS_JS`, `OUT_OF_MEMORY` or `PANIC` set the caller maps the span in JavaScript (what was
 /// written is then written again with the same values). Never throws.
 #[napi]
+#[allow(clippy::too_many_arguments)] // ok: napi arguments, one per JavaScript parameter
 pub fn map_model_span(
     env: Env,
     attributes: Object<'_>,
@@ -515,13 +537,26 @@ pub fn map_model_span(
     output: Unknown<'_>,
     skip_input: Option<bool>,
     mapper: Option<ClassInstance<'_, seam::Mapper>>,
+    slice: Option<Unknown<'_>>,
+    concat: Option<Unknown<'_>>,
 ) -> u32 {
     quiet_panics();
     let rules = content::rules_of(&mapper);
     let call = call_of(&env, &attributes);
     let (input, output) = (input.raw(), output.raw());
     let skip_input = skip_input.unwrap_or(false);
+    let (slice, concat) = (slice.map(|s| s.raw()), concat.map(|c| c.raw()));
     let outcome = catch_unwind(AssertUnwindSafe(|| {
+        // Issue 13: long texts referenced as slices, not copied (src/hollow.rs).
+        if let (Some(slice), Some(concat)) = (slice, concat) {
+            if rules.as_deref().is_none_or(|r| r.is_passthrough()) {
+                if let Some(flags) =
+                    hollow::map_model_span(&call, input, output, skip_input, slice, concat)
+                {
+                    return flags;
+                }
+            }
+        }
         with_buffers(|input_buf, output_buf| {
             let has_input = if skip_input {
                 Read::Absent
@@ -614,11 +649,13 @@ pub fn map_model_span(
 /// value (left out), `NEEDS_JS`/`OUT_OF_MEMORY`/`PANIC` when the caller must map both attributes
 /// in JavaScript (nothing written, except after a `PANIC`). Never throws.
 #[napi]
+#[allow(clippy::too_many_arguments)]
 pub fn map_tool_span(
     env: Env,
     attributes: Object<'_>,
     output: Unknown<'_>,
     mapper: Option<ClassInstance<'_, seam::Mapper>>,
+    slice: Option<Unknown<'_>>,
     input: Option<Unknown<'_>>,
     with_arguments: Option<bool>,
 ) -> u32 {
@@ -626,28 +663,47 @@ pub fn map_tool_span(
     let rules = content::rules_of(&mapper);
     let call = call_of(&env, &attributes);
     let output = output.raw();
+    let slice = slice.map(|s| s.raw());
     let input = input.map(|v| v.raw());
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        with_buffers(|buf, input_buf| {
-            let rules = rules.as_deref();
-            // The arguments: written unless capture is off; their text is read only when the
-            // rules may change it.
-            let arguments = with_arguments.unwrap_or(false) && rules.is_none_or(|r| r.captures());
-            let mut input_text = false;
-            if let (true, Some(raw), Some(r)) = (arguments, input, rules) {
-                if !r.is_passthrough() {
-                    match call.read_string(raw, input_buf) {
-                        Read::Str => input_text = true,
-                        Read::Absent => {}
-                        other => return other.hand_off().unwrap_or(0),
-                    }
+        let key = c"gen_ai.tool.call.result";
+        let rules = rules.as_deref();
+        // The arguments: written unless capture is off; their text is read only when the rules
+        // may change it.
+        let arguments = with_arguments.unwrap_or(false) && rules.is_none_or(|r| r.captures());
+        let reads_value = rules.is_some_and(|r| !r.is_passthrough());
+        // Issue 13: a long JSON string without escapes, checked in chunks, written as a slice.
+        if let (Some(slice), Some(len)) = (slice, call.string_length(output)) {
+            if len >= slice::STREAM_UNITS && !reads_value {
+                // Rules that read nothing: the arguments as they are, first (seed 000's order).
+                // Should the slice path fall through, the path below writes the same value again.
+                let mut written = content::Written::default();
+                let args = if arguments {
+                    write_arguments(&call, rules, input, None, &mut written)
+                } else {
+                    0
+                };
+                if let Some(flags) = slice::plain_string(&call, output, len, slice, key) {
+                    return args | flags;
                 }
             }
-            let result = match call.read_string(output, buf) {
-                Read::Str => Some(map_tool_result(buf.as_str())),
-                Read::Absent => None,
+        }
+        with_buffers(|buf, input_buf| {
+            let mut input_text = false;
+            if let (true, Some(raw), true) = (arguments, input, reads_value) {
+                match call.read_string(raw, input_buf) {
+                    Read::Str => input_text = true,
+                    Read::Absent => {}
+                    other => return other.hand_off().unwrap_or(0),
+                }
+            }
+            let has_output = match call.read_string(output, buf) {
+                Read::Str => true,
+                Read::Absent => false,
                 other => return other.hand_off().unwrap_or(0),
             };
+            let whole = buf.as_str();
+            let result = has_output.then(|| map_tool_result(whole));
             match result {
                 Some(ToolResult::NeedsJs) => return problem::NEEDS_JS,
                 Some(ToolResult::OutOfMemory) => return OUT_OF_MEMORY,
@@ -656,32 +712,42 @@ pub fn map_tool_span(
             let mut written = content::Written::default();
             let mut flags = 0;
             if arguments {
-                let key = c"gen_ai.tool.call.arguments";
-                flags |= match input {
-                    None => content::write(&call, rules, key, "{}", &mut written),
-                    Some(raw) if input_text => {
-                        content::write_original(&call, rules, key, input_buf, raw, &mut written)
-                    }
-                    // Not a string, or rules that change nothing: the value as it is.
-                    Some(raw) => call.set(key, raw).err().unwrap_or(0),
-                };
+                let text = input_text.then_some(input_buf.as_str());
+                flags |= write_arguments(&call, rules, input, text, &mut written);
             }
-            let key = c"gen_ai.tool.call.result";
+            let write = |value: &str, written: &mut content::Written| {
+                slice::write_range(&call, rules, key, value, whole, output, slice, written)
+            };
             flags |= match result {
                 None => 0,
                 Some(ToolResult::Invalid) => problem::TOOL_OUTPUT_NOT_JSON,
-                Some(ToolResult::Text(text)) => {
-                    content::write(&call, rules, key, &text, &mut written)
-                }
-                Some(ToolResult::Json(json)) => {
-                    content::write(&call, rules, key, json, &mut written)
-                }
+                Some(ToolResult::Text(text)) => write(&text, &mut written),
+                Some(ToolResult::Json(json)) => write(json, &mut written),
                 Some(ToolResult::NeedsJs | ToolResult::OutOfMemory) => 0,
             };
             flags | content::finish(&call, &written)
         })
     }));
     outcome.unwrap_or(problem::PANIC)
+}
+
+/// Writes `gen_ai.tool.call.arguments` of a tool span (seed 000: `genkit:input` as it is, `"{}"`
+/// when it is `null`/`undefined`): `input` is the JavaScript value (`None` for null/undefined),
+/// `text` its text when it is a string the rules must see; without `text` the value is written
+/// as it is (not a string, or rules that change nothing).
+fn write_arguments(
+    call: &Call,
+    rules: Option<&genkit_for_maple_core::content::Content>,
+    input: Option<sys::napi_value>,
+    text: Option<&str>,
+    written: &mut content::Written,
+) -> u32 {
+    let key = c"gen_ai.tool.call.arguments";
+    match (input, text) {
+        (None, _) => content::write(call, rules, key, "{}", written),
+        (Some(raw), Some(text)) => content::write_original(call, rules, key, text, raw, written),
+        (Some(raw), None) => call.set(key, raw).err().unwrap_or(0),
+    }
 }
 
 /// Decodes an OTLP/HTTP protobuf `ExportTraceServiceRequest` body into JSON grouped as OTLP

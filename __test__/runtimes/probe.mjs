@@ -16,6 +16,18 @@ for (const row of rows) {
   corpus.onEnd({ name: row.name, attributes })
   if (JSON.stringify(attributes) === JSON.stringify(row.expected_attributes)) equal++
 }
+// Issue 13: outputs written as slices of the input and ropes (String.prototype.slice / concat
+// called from the binding), a tool result and a model span with long texts.
+const a = "a".repeat(100_000)
+const zh = "ж".repeat(100_000)
+let long = 0
+const tool = { "genkit:metadata:subtype": "tool", "genkit:name": "t", "genkit:output": `"${a}"` }
+corpus.onEnd({ name: "t", attributes: tool })
+if (tool["gen_ai.tool.call.result"] === a) long++
+const chatSpan = { "genkit:metadata:subtype": "model", "genkit:name": "g/m", "genkit:input": `{"messages":[{"role":"user","content":[{"text":"${zh}"}]}]}`, "genkit:output": `{"message":{"role":"model","content":[{"text":"${a}"},{"text":"${zh}"}]},"finishReason":"stop"}` }
+corpus.onEnd({ name: "m", attributes: chatSpan })
+if (chatSpan["gen_ai.input.messages"] === `[{"role":"user","parts":[{"type":"text","content":"${zh}"}]}]`) long++
+if (chatSpan["gen_ai.output.messages"] === `[{"role":"assistant","parts":[{"type":"text","content":"${a}"},{"type":"text","content":"${zh}"}],"finish_reason":"stop"}]`) long++
 
 const ai = genkit({})
 const model = ai.defineModel(
@@ -54,4 +66,4 @@ try {
 } finally {
   await sdk.shutdown()
 }
-process.stdout.write(`RESULT ${JSON.stringify({ answer, isNative: processor.isNative, corpusNative: corpus.isNative, spans: rows.length, equal })}\n`)
+process.stdout.write(`RESULT ${JSON.stringify({ answer, isNative: processor.isNative, corpusNative: corpus.isNative, spans: rows.length, equal, long })}\n`)
