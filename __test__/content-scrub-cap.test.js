@@ -147,3 +147,36 @@ test("reference mode has no cap unless one is set; the corpus content attributes
     for (const key of CONTENT) assert.equal(out[key], row.expected_attributes[key], `${row.name} ${key}`)
   }
 })
+
+test("reference mode: a native tool span is one binding call (mapToolSpan) with the content rules applied in Rust, no filterContent", () => {
+  const secret = SECRETS.openaiProject[0]
+  const variants = [{}, { maxContentBytes: 64 }, { scrubSecrets: false, maxContentBytes: 64 }, { captureContent: false }]
+  for (const options of variants) {
+    const processor = new GenkitForMaple({ mode: "reference", ...options })
+    const real = processor.native
+    const calls = []
+    processor.native = new Proxy(real, { get: (target, key) => (typeof target[key] === "function" ? (...args) => (calls.push(key), target[key](...args)) : target[key]) })
+    const long = "word ".repeat(40)
+    const inputs = [JSON.stringify({ key: secret, note: long }), `plain text ${secret} ${long}`, 42, { object: true }, null, undefined]
+    for (const input of inputs) {
+      calls.length = 0
+      const attrs = end(processor, tool, { "genkit:input": input, "genkit:output": JSON.stringify({ log: `${secret} ${long}` }) })
+      assert.deepEqual(calls, ["mapToolSpan"], `${JSON.stringify(options)} ${typeof input}: one call`)
+      const args = attrs["gen_ai.tool.call.arguments"]
+      if (options.captureContent === false) {
+        for (const key of CONTENT) assert.equal(key in attrs, false, key)
+        assert.equal(attrs["gen_ai.operation.name"], "execute_tool")
+        continue
+      }
+      if (typeof input !== "string") assert.deepEqual(args, input ?? "{}", "a value that is not a string is written as it is")
+      else if (options.scrubSecrets !== false) assert.ok(!args.includes(secret) && args.includes("[REDACTED]"), args)
+      if (options.maxContentBytes !== undefined) {
+        if (typeof input === "string") assert.ok(Buffer.byteLength(args) <= 64, args)
+        assert.ok(Buffer.byteLength(attrs["gen_ai.tool.call.result"]) <= 64)
+        // Both capped attributes named, in writing order.
+        const capped = typeof input === "string" ? ["gen_ai.tool.call.arguments", "gen_ai.tool.call.result"] : ["gen_ai.tool.call.result"]
+        assert.deepEqual(attrs["genkit_for_maple.content.capped"], capped)
+      }
+    }
+  }
+})

@@ -239,8 +239,9 @@ class NoContentSpanProcessor {
 
 // ---- Content on the paths that write it in JavaScript (issue 11) ----
 // The native mapping applies capture, scrubbing and the cap itself (core/src/content.rs). The
-// JavaScript writers (the reference mapping of spans the binding hands back, the pure-JS
-// fallback, and reference mode's tool call arguments) write into a scratch object first; each
+// JavaScript writers (the reference mapping of spans the binding hands back, and the pure-JS
+// fallback; reference mode's native tool spans write their arguments in Rust, in mapToolSpan)
+// write into a scratch object first; each
 // content attribute then goes through a guard before it reaches the span: the binding's
 // `filterContent` (the same rules), or, without a binding, capture and "scrubbed or nothing".
 

@@ -231,12 +231,26 @@ function mapModelName(attrs) {
 
 /** Sets the tool span attributes that copy attribute values (seed 000). */
 function mapToolName(attrs) {
+  const flags = mapToolOperation(attrs)
+  return flags | mapToolArguments(attrs, read(attrs, "genkit:input"))
+}
+
+/** Sets `gen_ai.operation.name` and `gen_ai.tool.name` of a tool span (no content). */
+function mapToolOperation(attrs) {
   attrs["gen_ai.operation.name"] = "execute_tool"
   const name = nameOf(attrs)
   if (name !== undefined) attrs["gen_ai.tool.name"] = name
-  const input = read(attrs, "genkit:input")
-  if (input !== THREW) attrs["gen_ai.tool.call.arguments"] = input ?? "{}"
-  return name === undefined || input === THREW ? P.ATTRIBUTE_TYPE : 0
+  return name === undefined ? P.ATTRIBUTE_TYPE : 0
+}
+
+/**
+ * Sets `gen_ai.tool.call.arguments` from `input`, the value of `genkit:input` as read once
+ * (`THREW` when its getter threw: not written). Seed 000: the value as it is, `"{}"` when absent.
+ */
+function mapToolArguments(attrs, input) {
+  if (input === THREW) return P.ATTRIBUTE_TYPE
+  attrs["gen_ai.tool.call.arguments"] = input ?? "{}"
+  return 0
 }
 
 /**
@@ -257,4 +271,4 @@ function mapSpanJs(attrs) {
   }
 }
 
-module.exports = { P, FAIL, THREW, read, parse, mapSpanJs, mapAgent, mapModelName, mapModelAttributes, mapToolName, mapToolResult }
+module.exports = { P, FAIL, THREW, read, parse, mapSpanJs, mapAgent, mapModelName, mapModelAttributes, mapToolName, mapToolOperation, mapToolArguments, mapToolResult }

@@ -125,12 +125,25 @@ function mapModelNative(native, attrs, rules, guard) {
   )
 }
 
-/** A tool span's `gen_ai.tool.call.result` through the binding; the same rules as mapModelNative. */
+/**
+ * A tool span through the binding: `gen_ai.operation.name` and `gen_ai.tool.name` here (no
+ * content), then `gen_ai.tool.call.arguments` and `gen_ai.tool.call.result` in ONE native call,
+ * content rules applied there (issue 11); the same read-once rules as mapModelNative. The guard
+ * runs only when the binding hands the span back (TO_JS).
+ */
 function mapToolNative(native, attrs, rules, guard) {
+  const head = js.mapToolOperation(attrs)
+  const input = js.read(attrs, "genkit:input")
   const output = js.read(attrs, "genkit:output")
-  if (output === js.THREW) return js.mapToolResult(attrs, output)
-  const flags = native.mapToolSpan(attrs, output, rules, stringSlice)
-  return flags & TO_JS ? (flags & (P.PANIC | P.OUT_OF_MEMORY)) | guarded(attrs, guard, (t) => js.mapToolResult(t, output)) : flags
+  const inputThrew = input === js.THREW
+  const outputThrew = output === js.THREW
+  const flags = native.mapToolSpan(attrs, outputThrew ? undefined : output, rules, stringSlice, inputThrew ? undefined : input, !inputThrew)
+  const threw = (inputThrew ? P.ATTRIBUTE_TYPE : 0) | (outputThrew ? P.ATTRIBUTE_TYPE | P.TOOL_OUTPUT_NOT_JSON : 0)
+  if (flags & TO_JS) {
+    const write = (t) => js.mapToolArguments(t, input) | (outputThrew ? 0 : js.mapToolResult(t, output))
+    return head | threw | (flags & (P.PANIC | P.OUT_OF_MEMORY)) | guarded(attrs, guard, write)
+  }
+  return head | threw | flags
 }
 
 /** The message of the panic behind a PANIC flag (kept by the binding's panic hook), if any. */
@@ -206,7 +219,7 @@ class GenkitForMaple {
       } else if (subtype === "model") {
         flags = js.mapModelName(attrs) | mapModelNative(native, attrs, this.rules, this.guard)
       } else {
-        flags = guarded(attrs, this.guard, js.mapToolName) | mapToolNative(native, attrs, this.rules, this.guard)
+        flags = mapToolNative(native, attrs, this.rules, this.guard)
       }
       if (flags !== 0) this.problems.report(flags, span, flags & P.PANIC ? panicMessage(native) : undefined)
     } catch (error) {

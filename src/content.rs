@@ -1,7 +1,8 @@
 //! Content control (issue 11) on the paths that write content outside the core's
 //! `Mapper::map`: reference mode's model and tool writers in `lib.rs` (`mapModelSpan`,
-//! `mapToolSpan`, given the processor's [`Mapper`]) and `filterContent` for the values the
-//! JavaScript side writes itself (tool call arguments, spans handed to JavaScript). The rules are
+//! `mapToolSpan`, given the processor's [`Mapper`]; `mapToolSpan` writes the tool call arguments
+//! too) and `filterContent` for the values the JavaScript side writes itself (spans handed to
+//! JavaScript, the pure-JS writers' output). The rules are
 //! the core's ([`genkit_for_maple_core::content::Content`]), compiled once per [`Mapper`].
 
 use super::seam::Mapper;
@@ -38,6 +39,40 @@ pub(crate) fn write(
     };
     match content.filter(key.to_str().unwrap_or(""), value) {
         Filtered::Same => call.set_string(key, value),
+        other => write_filtered(call, key, other, written),
+    }
+}
+
+/// [`write`] for a value that is already a JavaScript value (`original`, whose text is `text`):
+/// when the rules leave it as it is, `original` itself is written (no string is created, and a
+/// string read lossily keeps its lone surrogates, as the reference writes it).
+pub(crate) fn write_original(
+    call: &Call,
+    content: Option<&Content>,
+    key: &'static CStr,
+    text: &str,
+    original: napi::sys::napi_value,
+    written: &mut Written,
+) -> u32 {
+    let filtered = match content {
+        None => Filtered::Same,
+        Some(content) => content.filter(key.to_str().unwrap_or(""), text),
+    };
+    match filtered {
+        Filtered::Same => call.set(key, original).err().unwrap_or(0),
+        other => write_filtered(call, key, other, written),
+    }
+}
+
+/// Writes what [`Content::filter`] answered other than `Same`.
+fn write_filtered(
+    call: &Call,
+    key: &'static CStr,
+    filtered: Filtered,
+    written: &mut Written,
+) -> u32 {
+    match filtered {
+        Filtered::Same => 0,
         Filtered::Withheld(flags) => flags,
         Filtered::Changed {
             value,

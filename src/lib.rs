@@ -637,59 +637,117 @@ pub fn map_model_span(
     outcome.unwrap_or(problem::PANIC)
 }
 
-/// Maps the result of a tool span (`genkit:metadata:subtype` `tool`): `output` is the value of
-/// `genkit:output` as the JavaScript wrapper read it; when it is a string holding JSON, writes
-/// `gen_ai.tool.call.result` (a JSON string's text, or the JSON as written) into `attributes`.
-/// Returns problem flags: `TOOL_OUTPUT_NOT_JSON` when it is not JSON (nothing written),
-/// `WRITE_FAILED` when the attribute could not be written, `NEEDS_JS`/`OUT_OF_MEMORY`/`PANIC` when
-/// the caller must map it in JavaScript. Never throws.
+/// Maps the content of a tool span (`genkit:metadata:subtype` `tool`) in one call: `output` is the
+/// value of `genkit:output` and `input` that of `genkit:input`, as the JavaScript wrapper read them
+/// (once). With `withArguments`, writes `gen_ai.tool.call.arguments` (seed 000: `input` as it is,
+/// `"{}"` when it is `null` or `undefined`); then, when `output` is a string holding JSON,
+/// `gen_ai.tool.call.result` (a JSON string's text, or the JSON as written). Both go through the
+/// `mapper`'s content rules (capture, scrubbing, cap; issue 11) here, in Rust; a value the rules
+/// leave unchanged is written as the JavaScript value it was (not copied). Returns problem flags:
+/// `TOOL_OUTPUT_NOT_JSON` when the output is not JSON (no result written), `WRITE_FAILED` when an
+/// attribute could not be written, `CONTENT_WITHHELD` when the rules could not be applied to a
+/// value (left out), `NEEDS_JS`/`OUT_OF_MEMORY`/`PANIC` when the caller must map both attributes
+/// in JavaScript (nothing written, except after a `PANIC`). Never throws.
 #[napi]
+#[allow(clippy::too_many_arguments)]
 pub fn map_tool_span(
     env: Env,
     attributes: Object<'_>,
     output: Unknown<'_>,
     mapper: Option<ClassInstance<'_, seam::Mapper>>,
     slice: Option<Unknown<'_>>,
+    input: Option<Unknown<'_>>,
+    with_arguments: Option<bool>,
 ) -> u32 {
     quiet_panics();
     let rules = content::rules_of(&mapper);
     let call = call_of(&env, &attributes);
     let output = output.raw();
     let slice = slice.map(|s| s.raw());
+    let input = input.map(|v| v.raw());
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let key = c"gen_ai.tool.call.result";
+        let rules = rules.as_deref();
+        // The arguments: written unless capture is off; their text is read only when the rules
+        // may change it.
+        let arguments = with_arguments.unwrap_or(false) && rules.is_none_or(|r| r.captures());
+        let reads_value = rules.is_some_and(|r| !r.is_passthrough());
         // Issue 13: a long JSON string without escapes, checked in chunks, written as a slice.
         if let (Some(slice), Some(len)) = (slice, call.string_length(output)) {
-            let reads_value = rules.as_deref().is_some_and(|r| !r.is_passthrough());
             if len >= slice::STREAM_UNITS && !reads_value {
+                // Rules that read nothing: the arguments as they are, first (seed 000's order).
+                // Should the slice path fall through, the path below writes the same value again.
+                let mut written = content::Written::default();
+                let args = if arguments {
+                    write_arguments(&call, rules, input, None, &mut written)
+                } else {
+                    0
+                };
                 if let Some(flags) = slice::plain_string(&call, output, len, slice, key) {
-                    return flags;
+                    return args | flags;
                 }
             }
         }
-        with_buffers(|buf, _| {
-            match call.read_string(output, buf) {
-                Read::Str => {}
-                Read::Absent => return 0,
-                other => return other.hand_off().unwrap_or(0),
+        with_buffers(|buf, input_buf| {
+            let mut input_text = false;
+            if let (true, Some(raw), true) = (arguments, input, reads_value) {
+                match call.read_string(raw, input_buf) {
+                    Read::Str => input_text = true,
+                    Read::Absent => {}
+                    other => return other.hand_off().unwrap_or(0),
+                }
             }
+            let has_output = match call.read_string(output, buf) {
+                Read::Str => true,
+                Read::Absent => false,
+                other => return other.hand_off().unwrap_or(0),
+            };
             let whole = buf.as_str();
-            let rules = rules.as_deref();
+            let result = has_output.then(|| map_tool_result(whole));
+            match result {
+                Some(ToolResult::NeedsJs) => return problem::NEEDS_JS,
+                Some(ToolResult::OutOfMemory) => return OUT_OF_MEMORY,
+                _ => {}
+            }
             let mut written = content::Written::default();
+            let mut flags = 0;
+            if arguments {
+                let text = input_text.then_some(input_buf.as_str());
+                flags |= write_arguments(&call, rules, input, text, &mut written);
+            }
             let write = |value: &str, written: &mut content::Written| {
                 slice::write_range(&call, rules, key, value, whole, output, slice, written)
             };
-            let flags = match map_tool_result(whole) {
-                ToolResult::Invalid => problem::TOOL_OUTPUT_NOT_JSON,
-                ToolResult::NeedsJs => problem::NEEDS_JS,
-                ToolResult::OutOfMemory => OUT_OF_MEMORY,
-                ToolResult::Text(text) => write(&text, &mut written),
-                ToolResult::Json(json) => write(json, &mut written),
+            flags |= match result {
+                None => 0,
+                Some(ToolResult::Invalid) => problem::TOOL_OUTPUT_NOT_JSON,
+                Some(ToolResult::Text(text)) => write(&text, &mut written),
+                Some(ToolResult::Json(json)) => write(json, &mut written),
+                Some(ToolResult::NeedsJs | ToolResult::OutOfMemory) => 0,
             };
             flags | content::finish(&call, &written)
         })
     }));
     outcome.unwrap_or(problem::PANIC)
+}
+
+/// Writes `gen_ai.tool.call.arguments` of a tool span (seed 000: `genkit:input` as it is, `"{}"`
+/// when it is `null`/`undefined`): `input` is the JavaScript value (`None` for null/undefined),
+/// `text` its text when it is a string the rules must see; without `text` the value is written
+/// as it is (not a string, or rules that change nothing).
+fn write_arguments(
+    call: &Call,
+    rules: Option<&genkit_for_maple_core::content::Content>,
+    input: Option<sys::napi_value>,
+    text: Option<&str>,
+    written: &mut content::Written,
+) -> u32 {
+    let key = c"gen_ai.tool.call.arguments";
+    match (input, text) {
+        (None, _) => content::write(call, rules, key, "{}", written),
+        (Some(raw), Some(text)) => content::write_original(call, rules, key, text, raw, written),
+        (Some(raw), None) => call.set(key, raw).err().unwrap_or(0),
+    }
 }
 
 /// Decodes an OTLP/HTTP protobuf `ExportTraceServiceRequest` body into JSON grouped as OTLP

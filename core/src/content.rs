@@ -139,6 +139,11 @@ impl Content {
         let withheld = |_oom: bool| Filtered::Withheld(problem::CONTENT_WITHHELD);
         let scrubbed: Cow<'a, str> = match &self.scrubber {
             None => Cow::Borrowed(value),
+            // The message attributes are JSON: `Scrubber::json` has the same fast path inside.
+            Some(s) if !tool => match s.json(value) {
+                Ok(v) => v,
+                Err(_) => return withheld(true),
+            },
             // Fast path: a value with no needle and no `\u` escape is clean both as JSON and as text.
             Some(s) if !value.contains("\\u") && s.is_clean(value) => Cow::Borrowed(value),
             Some(s) => {
