@@ -189,7 +189,9 @@ test("model answers: escapes, control characters, lone surrogates, placeholder l
   const long = "t".repeat(STREAM)
   for (const [insert, at] of [
     ["\\n", 0], ["\\n", 10], ["\\n", CHUNK], ["\\n", STREAM - 1], ['\\"', 5000], ["\\u0000", 100], ["\\\\u0000", 100],
-    ["\n", 7000], ["\u0001", CHUNK + 1], ["\ud800", 6000], ["\udc00", CHUNK], ["\ud83d", STREAM - 1], ["😀", CHUNK - 1],
+    ["\n", 7000], ["\u0001", CHUNK + 1],
+    // A raw control character before the literal grows long (not JSON, whatever follows it).
+    ["\n", 0], ["\n", 10], ["\u0001", 4000], ["\u001f", HOLLOW - 10], ["\ud800", 6000], ["\udc00", CHUNK], ["\ud83d", STREAM - 1], ["😀", CHUNK - 1],
   ]) {
     const text = `"${long.slice(0, at)}${insert}${long.slice(at)}"`
     sameModel("{}", answer(text), `${JSON.stringify(insert)} at ${at}`)

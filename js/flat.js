@@ -31,7 +31,7 @@
 //   value     : 0 empty | 1 str | 2 0|1 (boolean) | 3 number | 4 (the next of `bytes`) |
 //               5 count values (array) | 6 attributes (key-value list)
 
-const { isUint8Array } = require("node:util").types
+const { isUint8Array, isSharedArrayBuffer } = require("node:util").types
 
 /** Nesting depth of attribute values read (src/export.rs's MAX_DEPTH). */
 const MAX_DEPTH = 64
@@ -190,7 +190,9 @@ function anyValue(v, depth) {
       if (v === null) break
       if (depth >= MAX_DEPTH) throw REFUSED
       if (isUint8Array(v)) {
-        bytes.push(v)
+        // Over a SharedArrayBuffer another thread may write the bytes while the native side
+        // copies them: copy them here first (rare; the only object this reader makes per value).
+        bytes.push(isSharedArrayBuffer(v.buffer) ? new Uint8Array(v) : v)
         num(4)
       } else if (Array.isArray(v)) {
         const len = v.length

@@ -36,7 +36,7 @@ use std::ptr;
 
 /// Nesting depth of attribute values (arrays and objects inside attribute values) read natively;
 /// deeper values send the batch to the official serializer.
-const MAX_DEPTH: usize = 64;
+pub(crate) const MAX_DEPTH: usize = 64;
 
 /// Why a batch is left to the official serializer.
 struct Fail(&'static str);

@@ -242,8 +242,16 @@ pub(crate) fn read_flat(
         out.try_reserve_exact(n).map_err(|_| OOM)?;
         if n > 0 && !data.is_null() {
             // SAFETY: napi reports `data` pointing at the first of `n` bytes of the array (the
-            // byte offset applied), alive for this call; nothing else writes them meanwhile.
-            out.extend_from_slice(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), n) });
+            // byte offset applied), alive until this call returns: no JavaScript runs between
+            // `typed_array` and this copy, so the array cannot be detached or resized. `out` has
+            // capacity for `n` bytes (reserved above) and does not overlap V8's memory. No
+            // reference to the bytes is made (a copy of raw memory): `js/flat.js` copies an
+            // array over a SharedArrayBuffer before handing it over, so no other thread writes
+            // them during the copy.
+            unsafe {
+                ptr::copy_nonoverlapping(data.cast::<u8>(), out.as_mut_ptr(), n);
+                out.set_len(n);
+            }
         }
         arrays.try_reserve(1).map_err(|_| OOM)?;
         arrays.push(out);
@@ -267,6 +275,10 @@ struct Decoder<'a> {
     cursor: usize,
     /// Next of `flat.bytes`.
     byte: usize,
+    /// Arrays and key-value lists open around the value being read (at most
+    /// [`crate::export::MAX_DEPTH`], as `js/flat.js` writes them: a deeper stream is refused,
+    /// never a recursion without bound on the pool thread).
+    depth: usize,
 }
 
 /// A piece as UTF-8; UTF-16 lone surrogates as U+FFFD (what `TextEncoder` writes).
@@ -410,7 +422,9 @@ impl<'a> Decoder<'a> {
                 out.extend_from_slice(b);
                 Some(Value::BytesValue(out))
             }
+            5 | 6 if self.depth >= crate::export::MAX_DEPTH => return Err(BAD),
             5 => {
+                self.depth += 1;
                 let n = self.len()?;
                 let mut values = Vec::new();
                 values
@@ -421,11 +435,15 @@ impl<'a> Decoder<'a> {
                     values.try_reserve(1).map_err(|_| OOM)?;
                     values.push(v);
                 }
+                self.depth -= 1;
                 Some(Value::ArrayValue(ArrayValue { values }))
             }
-            6 => Some(Value::KvlistValue(KeyValueList {
-                values: self.key_values()?,
-            })),
+            6 => {
+                self.depth += 1;
+                let values = self.key_values()?;
+                self.depth -= 1;
+                Some(Value::KvlistValue(KeyValueList { values }))
+            }
             _ => return Err(BAD),
         };
         Ok(AnyValue { value })
@@ -563,6 +581,7 @@ pub(crate) fn decode(
         chunk: 0,
         cursor: 0,
         byte: 0,
+        depth: 0,
     };
     let n = d.len()?;
     if let Some(p) = positions.as_deref_mut() {
@@ -675,6 +694,21 @@ pub fn encode_otlp_flat(
     wide: Object<'_>,
     bytes: Object<'_>,
 ) -> napi::Result<AsyncTask<EncodeFlatTask>> {
+    let flat = read_flat_caught(&env, &nums, len, &chunks, &bigs, &wide, &bytes)?;
+    Ok(AsyncTask::new(EncodeFlatTask { flat: Some(flat) }))
+}
+
+/// [`read_flat`] for the two entries (`encodeOtlpFlat`, `fusedReadFlat`): panics caught and
+/// silenced, a refusal or a panic as the `Error` the entry throws.
+pub(crate) fn read_flat_caught(
+    env: &Env,
+    nums: &Object<'_>,
+    len: u32,
+    chunks: &Object<'_>,
+    bigs: &Object<'_>,
+    wide: &Object<'_>,
+    bytes: &Object<'_>,
+) -> napi::Result<Flat> {
     crate::quiet_panics();
     let read = catch_unwind(AssertUnwindSafe(|| {
         read_flat(
@@ -688,7 +722,7 @@ pub fn encode_otlp_flat(
         )
     }));
     match read {
-        Ok(Ok(flat)) => Ok(AsyncTask::new(EncodeFlatTask { flat: Some(flat) })),
+        Ok(Ok(flat)) => Ok(flat),
         Ok(Err(reason)) => Err(napi::Error::from_reason(reason)),
         Err(_) => Err(napi::Error::from_reason("panic while reading the spans")),
     }
@@ -753,6 +787,26 @@ mod tests {
                 value: Some(Value::StringValue("é\u{1F642}\u{FFFD}".into()))
             })
         );
+    }
+
+    #[test]
+    fn nesting_beyond_the_readers_depth_is_refused_without_recursing() {
+        // One span whose one attribute is an array nested 100,000 deep (js/flat.js refuses 64).
+        let mut flat = one_span();
+        let at = flat
+            .nums
+            .iter()
+            .rposition(|&x| x == 1.0)
+            .expect("the span has a string attribute value");
+        let depth = 100_000;
+        let mut nums = flat.nums[..at].to_vec();
+        for _ in 0..depth {
+            nums.extend_from_slice(&[5.0, 1.0]);
+        }
+        nums.push(0.0);
+        nums.extend_from_slice(&flat.nums[at + 2..]);
+        flat.nums = nums;
+        assert_eq!(decode(&flat, None).err(), Some(BAD));
     }
 
     #[test]

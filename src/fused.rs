@@ -65,6 +65,31 @@ pub struct FusedBatch {
     mapper: Arc<Mutex<span::Mapper>>,
 }
 
+impl FusedBatch {
+    /// A batch to map: read by `js/flat.js` (`flat`, the request built by the first `map()`) or by
+    /// the napi reader (`request` and the spans' `positions`).
+    fn new(
+        flat: Option<Flat>,
+        request: ExportTraceServiceRequest,
+        positions: Vec<SpanPosition>,
+        mapper: &Mapper,
+        omit: bool,
+    ) -> FusedBatch {
+        FusedBatch {
+            state: Arc::new(Mutex::new(Some(State {
+                flat,
+                request,
+                positions,
+                next: 0,
+                omit,
+                problems: 0,
+                problem_span: None,
+            }))),
+            mapper: mapper.shared(),
+        }
+    }
+}
+
 /// Reads `spans` (an array of `ReadableSpan`s) on the calling thread as `encodeOtlpTraces` does,
 /// for the fused mapping with `mapper`'s options and state; `omitGenkitInputOutput` leaves
 /// `genkit:input` / `genkit:output` out of the request. Throws an `Error` naming the reason (and
@@ -82,18 +107,13 @@ pub fn fused_read(
         read_batch_with_positions(env.raw(), raw)
     }));
     match read {
-        Ok(Ok((request, positions))) => Ok(FusedBatch {
-            state: Arc::new(Mutex::new(Some(State {
-                flat: None,
-                request,
-                positions,
-                next: 0,
-                omit: omit_genkit_input_output,
-                problems: 0,
-                problem_span: None,
-            }))),
-            mapper: mapper.shared(),
-        }),
+        Ok(Ok((request, positions))) => Ok(FusedBatch::new(
+            None,
+            request,
+            positions,
+            mapper,
+            omit_genkit_input_output,
+        )),
         Ok(Err(reason)) => Err(napi::Error::from_reason(reason)),
         Err(_) => Err(napi::Error::from_reason("panic while reading the spans")),
     }
@@ -116,34 +136,14 @@ pub fn fused_read_flat(
     mapper: &Mapper,
     omit_genkit_input_output: bool,
 ) -> napi::Result<FusedBatch> {
-    crate::quiet_panics();
-    let read = catch_unwind(AssertUnwindSafe(|| {
-        flat_reader::read_flat(
-            env.raw(),
-            nums.raw(),
-            len,
-            chunks.raw(),
-            bigs.raw(),
-            wide.raw(),
-            bytes.raw(),
-        )
-    }));
-    match read {
-        Ok(Ok(flat)) => Ok(FusedBatch {
-            state: Arc::new(Mutex::new(Some(State {
-                flat: Some(flat),
-                request: ExportTraceServiceRequest::default(),
-                positions: Vec::new(),
-                next: 0,
-                omit: omit_genkit_input_output,
-                problems: 0,
-                problem_span: None,
-            }))),
-            mapper: mapper.shared(),
-        }),
-        Ok(Err(reason)) => Err(napi::Error::from_reason(reason)),
-        Err(_) => Err(napi::Error::from_reason("panic while reading the spans")),
-    }
+    let flat = flat_reader::read_flat_caught(&env, &nums, len, &chunks, &bigs, &wide, &bytes)?;
+    Ok(FusedBatch::new(
+        Some(flat),
+        ExportTraceServiceRequest::default(),
+        Vec::new(),
+        mapper,
+        omit_genkit_input_output,
+    ))
 }
 
 /// What one `map()` ends with.
@@ -166,10 +166,13 @@ impl MapTask {
         let Some(state) = guard.as_mut() else {
             return Err("internal: the batch was already encoded");
         };
-        if let Some(flat) = state.flat.take() {
+        if let Some(flat) = state.flat.as_ref() {
+            // Taken only once it decodes: after a failure the batch is not left as an empty
+            // request that a second `map()` would encode.
             let mut positions = Vec::new();
-            state.request = flat_reader::decode(&flat, Some(&mut positions))?;
+            state.request = flat_reader::decode(flat, Some(&mut positions))?;
             state.positions = positions;
+            state.flat = None;
         }
         {
             let mut mapper = lock(&self.mapper);

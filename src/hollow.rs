@@ -19,7 +19,7 @@
 //! the text (a placeholder must be unambiguous), an unterminated literal, a finish reason or token
 //! count that is a placeholder, or a hollowed copy that stays over a quarter of the attribute.
 
-use super::slice::{slice_of, STREAM_UNITS};
+use super::slice::{read_units, slice_of, STREAM_UNITS};
 use super::{problem, utf, Call, Read, HANDOFF_UNITS, OUT_OF_MEMORY, WRITE_FAILED};
 use genkit_for_maple_core::{map_model, Scalar};
 use napi::sys;
@@ -29,6 +29,11 @@ use std::ptr;
 /// String literals longer than this many code units (quotes included) without escapes are
 /// referenced, not copied.
 pub(crate) const HOLLOW_UNITS: usize = 4096;
+
+/// At most this many literals are hollowed in one attribute (more: the usual path). The output is
+/// joined by one `String.prototype.concat` call with about two arguments per literal, and a call
+/// with hundreds of thousands of arguments can overflow V8's stack.
+const MAX_HOLLOWED: usize = 1024;
 
 /// The code units read at a time (64 KiB of UTF-16).
 const CHUNK_UNITS: usize = 32 << 10;
@@ -167,6 +172,9 @@ impl Lexer {
                         return None;
                     }
                     let n = self.ranges.len();
+                    if n >= MAX_HOLLOWED {
+                        return None;
+                    }
                     self.ranges.try_reserve(1).ok()?;
                     self.ranges.push((self.start_unit, base + i));
                     let mut units = [0u16; 32];
@@ -177,6 +185,10 @@ impl Lexer {
                 }
             } else if self.skipping {
                 // An escape or a control character in a long literal: the usual path.
+                return None;
+            } else if u < 0x20 {
+                // A raw control character inside a string literal: not JSON at all, which only
+                // the usual path reports as such (a hollowed copy could parse).
                 return None;
             } else {
                 self.keep(&[u])?;
@@ -235,29 +247,9 @@ fn hollow(
     let mut start = 0;
     while start < len {
         let end = (start + CHUNK_UNITS).min(len);
-        let source = if start == 0 {
-            value
-        } else {
-            slice_of(call, slice, value, start, end).ok()?
-        };
-        let mut got = 0usize;
-        // SAFETY: `chunk` has capacity for `CHUNK_UNITS + 1` units; napi writes at most `bufsize`
-        // units (`end - start + 1 <= CHUNK_UNITS + 1`, the last one its NUL) and reports the count,
-        // excluding the NUL, in `got`.
-        let status = unsafe {
-            sys::napi_get_value_string_utf16(
-                call.env,
-                source,
-                chunk.as_mut_ptr(),
-                end - start + 1,
-                &mut got,
-            )
-        };
-        if !call.ok(status) || got != end - start {
+        if !read_units(call, slice, value, start, end, &mut chunk) {
             return None;
         }
-        // SAFETY: napi initialised `got` units (`got == end - start <= CHUNK_UNITS`).
-        unsafe { chunk.set_len(got) };
         lexer.feed(&chunk, start)?;
         start = end;
     }

@@ -647,7 +647,9 @@ pub fn map_model_span(
 /// `TOOL_OUTPUT_NOT_JSON` when the output is not JSON (no result written), `WRITE_FAILED` when an
 /// attribute could not be written, `CONTENT_WITHHELD` when the rules could not be applied to a
 /// value (left out), `NEEDS_JS`/`OUT_OF_MEMORY`/`PANIC` when the caller must map both attributes
-/// in JavaScript (nothing written, except after a `PANIC`). Never throws.
+/// in JavaScript (nothing written, except after a `PANIC` and except the arguments, which a long
+/// `output` may have had written first: JavaScript then writes the same value again). Never
+/// throws.
 #[napi]
 #[allow(clippy::too_many_arguments)]
 pub fn map_tool_span(

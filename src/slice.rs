@@ -134,6 +134,49 @@ fn plain(u: u16) -> bool {
     u != 0x22 && u != 0x5C && u >= 0x20
 }
 
+/// Reads the code units `start..end` of the string `value` into `chunk` (replacing its contents):
+/// the first chunk (`start == 0`) from the string itself (napi copies a prefix), any other from
+/// `value.slice(start, end)` through `slice` (`String.prototype.slice`; V8 shares the
+/// characters). `chunk` must have capacity for `end - start + 1` units (the NUL napi writes).
+/// `false` when it has not, the slice or the read fails, or fewer units come back.
+pub(crate) fn read_units(
+    call: &Call,
+    slice: sys::napi_value,
+    value: sys::napi_value,
+    start: usize,
+    end: usize,
+    chunk: &mut Vec<u16>,
+) -> bool {
+    let Some(units) = end.checked_sub(start) else {
+        return false;
+    };
+    chunk.clear();
+    if chunk.capacity() <= units {
+        return false;
+    }
+    let source = if start == 0 {
+        value
+    } else {
+        match slice_of(call, slice, value, start, end) {
+            Ok(source) => source,
+            Err(_) => return false,
+        }
+    };
+    let mut got = 0usize;
+    // SAFETY: `chunk` has capacity for more than `units` units (checked above); napi writes at
+    // most `bufsize = units + 1` units (the last one its NUL) and reports the count, excluding the
+    // NUL, in `got`.
+    let status = unsafe {
+        sys::napi_get_value_string_utf16(call.env, source, chunk.as_mut_ptr(), units + 1, &mut got)
+    };
+    if !call.ok(status) || got != units {
+        return false;
+    }
+    // SAFETY: napi initialised `got == units` units, within the capacity.
+    unsafe { chunk.set_len(got) };
+    true
+}
+
 /// The streaming check of a tool span's `genkit:output` (`output`, a string of `len` units, at
 /// least [`STREAM_UNITS`]): when it is one JSON string literal without escapes (a `"` first and
 /// last, nothing else that [`plain`] refuses), `JSON.parse(output)` is `output.slice(1, -1)`, which
@@ -159,35 +202,11 @@ pub(crate) fn plain_string(
     let mut is_plain = true;
     while start < len && is_plain {
         let end = (start + CHUNK_UNITS).min(len);
-        let source = if start == 0 {
-            // The first chunk is read from the string itself (napi copies a prefix).
-            Some(output)
-        } else {
-            slice_of(call, slice, output, start, end).ok()
-        };
-        let Some(source) = source else {
-            is_plain = false;
-            break;
-        };
-        let mut got = 0usize;
-        // SAFETY: `chunk` has capacity for `CHUNK_UNITS + 1` units; napi writes at most `bufsize`
-        // units (`end - start + 1 <= CHUNK_UNITS + 1`, the last one its NUL) and reports the count,
-        // excluding the NUL, in `got`.
-        let status = unsafe {
-            sys::napi_get_value_string_utf16(
-                call.env,
-                source,
-                chunk.as_mut_ptr(),
-                end - start + 1,
-                &mut got,
-            )
-        };
-        if !call.ok(status) || got != end - start {
+        if !read_units(call, slice, output, start, end, &mut chunk) {
             is_plain = false;
             break;
         }
-        // SAFETY: napi initialised `got <= CHUNK_UNITS` units (checked equal to `end - start`).
-        unsafe { chunk.set_len(got) };
+        let got = chunk.len();
         // The quotes at both ends; everything between them plain. A fold without early exit, so
         // that it vectorises.
         let inner_from = usize::from(start == 0);

@@ -156,6 +156,8 @@ function everyValue() {
     bytes: new Uint8Array([0, 1, 255]),
     buffer: Buffer.from("buffer bytes"),
     slice: new Uint8Array([9, 8, 7, 6, 5]).subarray(1, 3),
+    // Over shared memory (js/flat.js copies it before the native side reads it).
+    shared: new Uint8Array(new SharedArrayBuffer(5)).fill(7).subarray(1, 4),
     int16: new Int16Array([1, -2]),
     clamped: new Uint8ClampedArray([3]),
     strings: ["a", "", LONE],
