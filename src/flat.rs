@@ -764,6 +764,7 @@ mod tests {
     #[test]
     fn decodes_the_stream_with_positions() {
         let mut positions = Vec::new();
+        // ok: test code (cfg(test)); a stream that does not decode fails this test, nothing else.
         let request = decode(&one_span(), Some(&mut positions)).expect("decodes");
         assert_eq!(positions, vec![(0, 0, 0)]);
         let span = &request.resource_spans[0].scope_spans[0].spans[0];
@@ -797,6 +798,7 @@ mod tests {
             .nums
             .iter()
             .rposition(|&x| x == 1.0)
+            // ok: test code (cfg(test)); one_span() always has a string attribute value.
             .expect("the span has a string attribute value");
         let depth = 100_000;
         let mut nums = flat.nums[..at].to_vec();

@@ -890,6 +890,7 @@ mod tests {
 
     #[test]
     fn needles_are_found_in_any_case_across_chunk_ends_as_the_automaton_finds_them() {
+        // ok: test code (cfg(test)); the built-in needles always build.
         let needles = Needles::new().unwrap();
         assert!(needles.packed.is_some(), "Teddy on this CPU");
         let all: Vec<&str> = DEFAULT_PATTERNS
