@@ -15,6 +15,9 @@
 //           what GENKIT_FOR_MAPLE_FORCE_JS=1 gives)
 //   native  GenkitForMaple.onEnd on the native path (mode "reference": the same output as js)
 //   complete  GenkitForMaple.onEnd in mode "complete" (the default; issue 10's rules, native)
+//   ref     the reference processor as users have it: seed 000's onEnd (plain JavaScript, as its
+//           TypeScript compiles; __test__/helpers/reference.js, the tests' oracle), issue 9's
+//           baseline
 //   floor   model/tool spans: benchFloor (benchmark-only, src/lib.rs, cargo feature `bench`: the
 //           addon bench/run.js builds into target/bench-addon/, named by
 //           GENKIT_FOR_MAPLE_BENCH_ADDON; the variant is left out without it): read the genkit:*
@@ -32,6 +35,7 @@ const native = require("../binding.js")
 const benchAddon = process.env.GENKIT_FOR_MAPLE_BENCH_ADDON ? require(process.env.GENKIT_FOR_MAPLE_BENCH_ADDON) : undefined
 const { load } = require("../__test__/helpers/fixtures.js")
 const { modelSpan } = require("./synth.js")
+const { referenceOnEnd } = require("../__test__/helpers/reference.js")
 
 if (typeof globalThis.gc !== "function") {
   console.error("bench/case.js needs --expose-gc")
@@ -155,6 +159,14 @@ const variants = {
       for (let i = 0; i < spans.length; i++) {
         shells[i].attributes = copyOf(i)
         completeProcessor.onEnd(shells[i])
+      }
+    }
+  },
+  ref() {
+    for (let r = 0; r < batch; r++) {
+      for (let i = 0; i < spans.length; i++) {
+        shells[i].attributes = copyOf(i)
+        referenceOnEnd(shells[i].attributes)
       }
     }
   },

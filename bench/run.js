@@ -93,6 +93,7 @@ const rows = results.map((r) => {
   const nat = net(t.native)
   const floor = net(t.floor)
   const complete = net(t.complete)
+  const ref = net(t.ref)
   return {
     case: r.case,
     kind: r.kind,
@@ -107,6 +108,10 @@ const rows = results.map((r) => {
     completeSpreadPct: spread(t.complete),
     completeOverReference: complete / nat,
     completeHeapBytes: heap(r.heap.complete),
+    refNs: ref,
+    refSpreadPct: spread(t.ref),
+    refOverNative: ref / nat,
+    refOverComplete: ref / complete,
     ratio: js / nat,
     jsMBs: (r.inBytes / js) * 1000,
     nativeMBs: (r.inBytes / nat) * 1000,
@@ -124,6 +129,9 @@ const fmtBytes = (b) => (b === undefined ? "–" : b >= 1 << 20 ? `${(b / (1 << 
 const header = [
   "case",
   "in (UTF-8)",
+  "reference TS /op (±)",
+  "ref/native",
+  "ref/complete",
   "JS /op (±)",
   "native /op (±)",
   "complete /op (±)",
@@ -145,6 +153,9 @@ const table = [
     `| ${[
       r.case,
       fmtBytes(r.inBytes),
+      `${fmtNs(r.refNs)} (±${r.refSpreadPct.toFixed(0)}%)`,
+      `**${r.refOverNative.toFixed(2)}x**`,
+      `**${r.refOverComplete.toFixed(2)}x**`,
       `${fmtNs(r.jsNs)} (±${r.jsSpreadPct.toFixed(0)}%)`,
       `${fmtNs(r.nativeNs)} (±${r.nativeSpreadPct.toFixed(0)}%)`,
       `${fmtNs(r.completeNs)} (±${r.completeSpreadPct.toFixed(0)}%)`,
@@ -177,7 +188,7 @@ console.log(
   `\n${meta.node}, ${meta.cpu}; load average (1/5/15 min) before ${loadBefore}, after ${loadAfter}; ${meta.seconds} s${smoke ? "; SMOKE MODE: figures meaningless" : ""}`,
 )
 console.log(
-  "Per span (corpus groups: mean over the group's spans), net of the attribute-map copy; JS and native: mode \"reference\" (the same output); complete: mode \"complete\" (the default, native); ± = half the interquartile range; MB/s of genkit:input + genkit:output (UTF-8); heap = JS heap allocated per op, net of the copy; out strings = V8 size of the native output strings.",
+  "Per span (corpus groups: mean over the group's spans), net of the attribute-map copy; reference TS: seed 000's onEnd (the reference processor as users have it); JS and native: mode \"reference\" (the same output); complete: mode \"complete\" (the default, native); ± = half the interquartile range; MB/s of genkit:input + genkit:output (UTF-8); heap = JS heap allocated per op, net of the copy; out strings = V8 size of the native output strings.",
 )
 fs.writeFileSync(path.join(__dirname, "results.json"), `${JSON.stringify({ meta, rows, raw: results }, null, 2)}\n`)
 

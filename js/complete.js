@@ -7,6 +7,7 @@
 const js = require("./mapping")
 const { P } = js
 const { guarded } = require("./content")
+const sink = require("./sink")
 
 const str = (v) => (typeof v === "string" ? v : undefined)
 const num = (v) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : undefined)
@@ -106,7 +107,9 @@ function mapComplete(mapper, native, span, attrs, subtype, guard) {
   const traceId = str(ctx?.traceId)
   const spanId = str(ctx?.spanId)
   // A direct call (not a spread of an argument array): this runs for every model and tool span.
-  let result = mapper.mapSpan(attrs, subtype, name, status, type, stack, traceId, spanId, parent, endSeconds, endNanos)
+  let out = sink.take()
+  let result = mapper.mapSpan(attrs, subtype, name, status, type, stack, traceId, spanId, parent, endSeconds, endNanos, out.codes, out.values)
+  result |= sink.flush(attrs, out, (result & (P.NEEDS_JS | P.PANIC)) !== 0)
   if (result & (P.NEEDS_JS | P.PANIC)) {
     // JSON the core's reader refuses but JSON.parse accepts (`1e400`, a lone surrogate escape in
     // a key): map a normalised copy, so complete mode's rules still apply.
@@ -119,11 +122,15 @@ function mapComplete(mapper, native, span, attrs, subtype, guard) {
     } catch {
       copy = undefined // nesting deeper than V8's JSON.stringify can write
     }
-    result = copy === undefined ? P.NEEDS_JS : mapper.mapSpan(copy, subtype, name, status, type, stack, traceId, spanId, parent, endSeconds, endNanos)
+    // What the core writes goes through the sink into attrs, in its order.
+    out = sink.take()
+    result = copy === undefined ? P.NEEDS_JS : mapper.mapSpan(copy, subtype, name, status, type, stack, traceId, spanId, parent, endSeconds, endNanos, out.codes, out.values)
+    result |= sink.flush(attrs, out, (result & (P.NEEDS_JS | P.PANIC)) !== 0)
     if (result & (P.NEEDS_JS | P.PANIC)) {
       // Last resort: the reference mapping in JS.
       return flags | panic | (result & (P.PANIC | P.OUT_OF_MEMORY)) | guarded(attrs, guard, js.mapSpanJs)
     }
+    // Attributes past the sink's room were written into the copy itself.
     for (const key of Object.keys(copy)) {
       if (!key.startsWith("genkit:")) attrs[key] = copy[key]
     }

@@ -8,6 +8,7 @@ const { resolveOptions } = require("./options")
 const { mapComplete } = require("./complete")
 const { isLocalRoot, endTrace } = require("./pairing")
 const { contentGuard, guarded } = require("./content")
+const sink = require("./sink")
 
 // `diag` from @opentelemetry/api, an optional peer: without it problems are counted, not logged.
 let diag
@@ -116,7 +117,9 @@ function mapModelNative(native, attrs, rules, guard) {
   const input = js.read(attrs, "genkit:input")
   const output = js.read(attrs, "genkit:output")
   const inputThrew = input === js.THREW
-  const flags = native.mapModelSpan(attrs, inputThrew ? undefined : input, output === js.THREW ? undefined : output, inputThrew, rules, stringSlice, stringConcat)
+  const out = sink.take()
+  let flags = native.mapModelSpan(attrs, inputThrew ? undefined : input, output === js.THREW ? undefined : output, inputThrew, rules, stringSlice, stringConcat, out.codes, out.values)
+  flags |= sink.flush(attrs, out, (flags & TO_JS) !== 0)
   if (flags & TO_JS) return (flags & (P.PANIC | P.OUT_OF_MEMORY)) | guarded(attrs, guard, (t) => js.mapModelAttributes(t, input, output))
   return (
     flags |
@@ -137,7 +140,9 @@ function mapToolNative(native, attrs, rules, guard) {
   const output = js.read(attrs, "genkit:output")
   const inputThrew = input === js.THREW
   const outputThrew = output === js.THREW
-  const flags = native.mapToolSpan(attrs, outputThrew ? undefined : output, rules, stringSlice, inputThrew ? undefined : input, !inputThrew)
+  const out = sink.take()
+  let flags = native.mapToolSpan(attrs, outputThrew ? undefined : output, rules, stringSlice, inputThrew ? undefined : input, !inputThrew, out.codes, out.values)
+  flags |= sink.flush(attrs, out, (flags & TO_JS) !== 0)
   const threw = (inputThrew ? P.ATTRIBUTE_TYPE : 0) | (outputThrew ? P.ATTRIBUTE_TYPE | P.TOOL_OUTPUT_NOT_JSON : 0)
   if (flags & TO_JS) {
     const write = (t) => js.mapToolArguments(t, input) | (outputThrew ? 0 : js.mapToolResult(t, output))

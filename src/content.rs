@@ -94,9 +94,7 @@ pub(crate) fn finish(call: &Call, written: &Written) -> u32 {
     let mut problems = 0;
     if written.dropped > 0 {
         let n = genkit_for_maple_core::Scalar::Num(written.dropped as f64);
-        problems |= call.set_with(c"genkit_for_maple.content.dropped_messages", || {
-            call.scalar(&n)
-        });
+        problems |= call.set_scalar(c"genkit_for_maple.content.dropped_messages", &n);
     }
     if !written.capped.is_empty() {
         let mut list = Vec::new();
@@ -152,6 +150,7 @@ pub fn filter_content(
     let call = Call {
         env: env.raw(),
         object: std::ptr::null_mut(),
+        sink: None,
     };
     let raw = value.raw();
     let outcome = catch_unwind(AssertUnwindSafe(|| {

@@ -403,10 +403,10 @@ pub(crate) fn map_model_span(
         problems |= call.set_with(c"gen_ai.response.finish_reasons", || call.array(&reasons));
     }
     if let Some(v) = &input_tokens {
-        problems |= call.set_with(c"gen_ai.usage.input_tokens", || call.scalar(v));
+        problems |= call.set_scalar(c"gen_ai.usage.input_tokens", v);
     }
     if let Some(v) = &output_tokens {
-        problems |= call.set_with(c"gen_ai.usage.output_tokens", || call.scalar(v));
+        problems |= call.set_scalar(c"gen_ai.usage.output_tokens", v);
     }
     Some(problems)
 }

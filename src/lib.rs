@@ -58,6 +58,7 @@ pub mod flat;
 pub mod fused;
 mod hollow;
 pub mod seam;
+pub mod sink;
 mod slice;
 mod utf;
 
@@ -133,6 +134,9 @@ impl Read {
 struct Call {
     env: sys::napi_env,
     object: sys::napi_value,
+    /// Where the attributes go when the wrapper gave a sink (`src/sink.rs`): recorded for its
+    /// named stores; without one (or once it is full) they are set on `object`.
+    sink: Option<sink::Sink>,
 }
 
 impl Call {
@@ -286,6 +290,35 @@ impl Call {
     /// Proxy trap that threw, a frozen object): the exception is cleared, so the other attributes
     /// are still written.
     fn set(&self, key: &CStr, value: sys::napi_value) -> Result<(), u32> {
+        if let Some(sink) = &self.sink {
+            if sink.put(key.to_bytes(), sink::VALUE, 0.0, value) {
+                return Ok(());
+            }
+        }
+        self.set_on_object(key, value)
+    }
+
+    /// Hands the sink's entries to the wrapper (`sink::Sink::finish`); called once, as the napi
+    /// call returns. Returns the flags of the writes made here instead, if any.
+    fn finish_sink(&self) -> u32 {
+        let Some(sink) = &self.sink else {
+            return 0;
+        };
+        // Outside `catch_unwind` of the entry: a panic here is caught too.
+        catch_unwind(AssertUnwindSafe(|| {
+            sink.finish(|key, value| {
+                if seam::set_on_object(self, key, value) {
+                    0
+                } else {
+                    WRITE_FAILED
+                }
+            })
+        }))
+        .unwrap_or(problem::PANIC)
+    }
+
+    /// Sets property `key` of the attribute map itself (`napi_set_named_property`), sink or not.
+    fn set_on_object(&self, key: &CStr, value: sys::napi_value) -> Result<(), u32> {
         // SAFETY: live handles of the current call; `key` is NUL-terminated; `value` was created by
         // napi in this `env`.
         let status =
@@ -303,6 +336,23 @@ impl Call {
             Ok(()) => 0,
             Err(flag) => flag,
         }
+    }
+
+    /// Sets a property to a scalar: a number or boolean goes into the sink without a JavaScript
+    /// value being made; returns the problem flags (`0` when written).
+    fn set_scalar(&self, key: &CStr, value: &Scalar<'_>) -> u32 {
+        if let Some(sink) = &self.sink {
+            let (kind, number) = match value {
+                Scalar::Num(n) => (sink::NUMBER, *n),
+                Scalar::Bool(true) => (sink::TRUE, 0.0),
+                Scalar::Bool(false) => (sink::FALSE, 0.0),
+                _ => (sink::VALUE, 0.0),
+            };
+            if kind != sink::VALUE && sink.put(key.to_bytes(), kind, number, ptr::null_mut()) {
+                return 0;
+            }
+        }
+        self.set_with(key, || self.scalar(value))
     }
 
     /// Sets a property to a value made by `make`; returns the problem flags (`0` when written).
@@ -516,6 +566,25 @@ fn call_of(env: &Env, attributes: &Object<'_>) -> Call {
     Call {
         env: env.raw(),
         object: attributes.raw(),
+        sink: None,
+    }
+}
+
+/// [`call_of`] with the wrapper's sink (`codes`, `values`: `src/sink.rs`), when it gave one that
+/// can be read.
+fn call_with_sink(
+    env: &Env,
+    attributes: &Object<'_>,
+    codes: Option<Unknown<'_>>,
+    values: Option<Unknown<'_>>,
+) -> Call {
+    let sink = match (codes, values) {
+        (Some(codes), Some(values)) => sink::Sink::of(env.raw(), codes.raw(), values.raw()),
+        _ => None,
+    };
+    Call {
+        sink,
+        ..call_of(env, attributes)
     }
 }
 
@@ -528,6 +597,10 @@ fn call_of(env: &Env, attributes: &Object<'_>) -> Call {
 /// it can be derived (seed 000; candidates per issue 5). Returns problem flags (`0`: clean); with
 /// `NEEDS_JS`, `OUT_OF_MEMORY` or `PANIC` set the caller maps the span in JavaScript (what was
 /// written is then written again with the same values). Never throws.
+///
+/// `sinkCodes` (a `Float64Array`) and `sinkValues` (an `Array`), when given, are the wrapper's
+/// attribute sink (`src/sink.rs`): the attributes are recorded there, in order, for the wrapper to
+/// write with named stores (`js/sink.js`), and only those past its room are set here.
 #[napi]
 #[allow(clippy::too_many_arguments)] // ok: napi arguments, one per JavaScript parameter
 pub fn map_model_span(
@@ -539,10 +612,12 @@ pub fn map_model_span(
     mapper: Option<ClassInstance<'_, seam::Mapper>>,
     slice: Option<Unknown<'_>>,
     concat: Option<Unknown<'_>>,
+    sink_codes: Option<Unknown<'_>>,
+    sink_values: Option<Unknown<'_>>,
 ) -> u32 {
     quiet_panics();
     let rules = content::rules_of(&mapper);
-    let call = call_of(&env, &attributes);
+    let call = call_with_sink(&env, &attributes, sink_codes, sink_values);
     let (input, output) = (input.raw(), output.raw());
     let skip_input = skip_input.unwrap_or(false);
     let (slice, concat) = (slice.map(|s| s.raw()), concat.map(|c| c.raw()));
@@ -626,15 +701,15 @@ pub fn map_model_span(
                     call.set_with(c"gen_ai.response.finish_reasons", || call.array(reasons));
             }
             if let Some(v) = &input_tokens {
-                problems |= call.set_with(c"gen_ai.usage.input_tokens", || call.scalar(v));
+                problems |= call.set_scalar(c"gen_ai.usage.input_tokens", v);
             }
             if let Some(v) = &output_tokens {
-                problems |= call.set_with(c"gen_ai.usage.output_tokens", || call.scalar(v));
+                problems |= call.set_scalar(c"gen_ai.usage.output_tokens", v);
             }
             problems
         })
     }));
-    outcome.unwrap_or(problem::PANIC)
+    outcome.unwrap_or(problem::PANIC) | call.finish_sink()
 }
 
 /// Maps the content of a tool span (`genkit:metadata:subtype` `tool`) in one call: `output` is the
@@ -649,7 +724,7 @@ pub fn map_model_span(
 /// value (left out), `NEEDS_JS`/`OUT_OF_MEMORY`/`PANIC` when the caller must map both attributes
 /// in JavaScript (nothing written, except after a `PANIC` and except the arguments, which a long
 /// `output` may have had written first: JavaScript then writes the same value again). Never
-/// throws.
+/// throws. `sinkCodes` and `sinkValues`: the attribute sink, as for `mapModelSpan`.
 #[napi]
 #[allow(clippy::too_many_arguments)]
 pub fn map_tool_span(
@@ -660,10 +735,12 @@ pub fn map_tool_span(
     slice: Option<Unknown<'_>>,
     input: Option<Unknown<'_>>,
     with_arguments: Option<bool>,
+    sink_codes: Option<Unknown<'_>>,
+    sink_values: Option<Unknown<'_>>,
 ) -> u32 {
     quiet_panics();
     let rules = content::rules_of(&mapper);
-    let call = call_of(&env, &attributes);
+    let call = call_with_sink(&env, &attributes, sink_codes, sink_values);
     let output = output.raw();
     let slice = slice.map(|s| s.raw());
     let input = input.map(|v| v.raw());
@@ -730,7 +807,7 @@ pub fn map_tool_span(
             flags | content::finish(&call, &written)
         })
     }));
-    outcome.unwrap_or(problem::PANIC)
+    outcome.unwrap_or(problem::PANIC) | call.finish_sink()
 }
 
 /// Writes `gen_ai.tool.call.arguments` of a tool span (seed 000: `genkit:input` as it is, `"{}"`

@@ -8,7 +8,7 @@
 //! state is borrowed only while the pure-Rust core runs (no JavaScript is called then), so a getter
 //! or setter that re-enters `onEnd` finds it free.
 
-use super::{call_of, quiet_panics, with_buffers, Call, Read};
+use super::{call_with_sink, quiet_panics, sink, with_buffers, Call, Read};
 use genkit_for_maple_core::problem;
 use genkit_for_maple_core::span::{self, Mode, Options, SpanInput, Status, Value};
 use napi::bindgen_prelude::{JsValue, Object, Unknown};
@@ -211,11 +211,24 @@ fn read_lossy_units(call: &Call, value: sys::napi_value, buf: &mut String) -> Go
     }
 }
 
-/// Sets `key` (ASCII) to `value` on the attribute map; `false` when not written. Keys up to 63
-/// bytes (every `gen_ai.*` key the core writes) go through `napi_set_named_property` with a
-/// NUL-terminated copy on the stack (V8 looks the key up in its table of internalized strings,
-/// as the reference mapping's writes do); longer ones through a created key string.
+/// Sets `key` (ASCII) to `value`: into the call's sink when it has one with room, else on the
+/// attribute map ([`set_on_object`]); `false` when not written.
 fn set(call: &Call, key: &str, value: sys::napi_value) -> bool {
+    if value.is_null() {
+        return false;
+    }
+    if let Some(sink) = &call.sink {
+        if sink.put(key.as_bytes(), sink::VALUE, 0.0, value) {
+            return true;
+        }
+    }
+    set_on_object(call, key, value)
+}
+
+/// Sets `key` (ASCII) to `value` on the attribute map itself; `false` when not written. Keys up
+/// to 63 bytes (every `gen_ai.*` key the core writes) go through `napi_set_named_property` with a
+/// NUL-terminated copy on the stack; longer ones through a created key string.
+pub(crate) fn set_on_object(call: &Call, key: &str, value: sys::napi_value) -> bool {
     if value.is_null() {
         return false;
     }
@@ -232,7 +245,7 @@ fn set(call: &Call, key: &str, value: sys::napi_value) -> bool {
             // copy above), and `named[key.len()]` is the NUL terminator (the array starts zeroed
             // and `key.len() < 64`): exactly one NUL, at the end, as `CStr` requires.
             let name = unsafe { CStr::from_bytes_with_nul_unchecked(&named[..=key.len()]) };
-            return call.set(name, value).is_ok();
+            return call.set_on_object(name, value).is_ok();
         }
     }
     let mut name = ptr::null_mut();
@@ -341,6 +354,17 @@ fn js_value(call: &Call, value: &Value<'_>) -> sys::napi_value {
     out
 }
 
+/// The sink's kind and number of a number or boolean value (`src/sink.rs`); `None` for others.
+fn sink_scalar(value: &Value<'_>) -> Option<(u32, f64)> {
+    match value {
+        Value::Int(i) => Some((sink::NUMBER, *i as f64)),
+        Value::Double(d) => Some((sink::NUMBER, *d)),
+        Value::Bool(true) => Some((sink::TRUE, 0.0)),
+        Value::Bool(false) => Some((sink::FALSE, 0.0)),
+        _ => None,
+    }
+}
+
 fn has_json(value: &Value<'_>) -> bool {
     match value {
         Value::Json(_) => true,
@@ -368,7 +392,10 @@ impl Mapper {
     /// its exception event, its trace, span and parent span ids (hex), and its end time as the two
     /// numbers of its HrTime (`span.endTime`: seconds, nanoseconds; rule 2 prices the call at that
     /// time, at the time of mapping without them). Returns problem flags;
-    /// with `NEEDS_JS` or `PANIC` nothing was written. Never throws.
+    /// with `NEEDS_JS` or `PANIC` nothing was written. Never throws. `sinkCodes` and
+    /// `sinkValues`, when given, are the wrapper's attribute sink (`src/sink.rs`): the
+    /// attributes are recorded there for the wrapper's named stores (`js/sink.js`) instead of
+    /// being set on `attributes` (those past its room still are).
     #[napi]
     #[allow(clippy::too_many_arguments)]
     pub fn map_span(
@@ -385,9 +412,11 @@ impl Mapper {
         parent_span_id: Option<Unknown<'_>>,
         end_seconds: Option<f64>,
         end_nanos: Option<f64>,
+        sink_codes: Option<Unknown<'_>>,
+        sink_values: Option<Unknown<'_>>,
     ) -> u32 {
         quiet_panics();
-        let call = call_of(&env, &attributes);
+        let call = call_with_sink(&env, &attributes, sink_codes, sink_values);
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             // The subtype and the ids are short ASCII strings: read into stack buffers, never
             // allocated. A subtype that is not one (not a string, too long) maps nothing.
@@ -453,6 +482,12 @@ impl Mapper {
                 }
                 let mut problems = mapped.problems | threw;
                 for (key, value) in &mapped.attributes {
+                    // Numbers and booleans go into the sink as they are (no JavaScript value).
+                    if let (Some(sink), Some((kind, number))) = (&call.sink, sink_scalar(value)) {
+                        if sink.put(key.as_bytes(), kind, number, ptr::null_mut()) {
+                            continue;
+                        }
+                    }
                     if !set(&call, key, js_value(&call, value)) {
                         problems |= problem::ATTRIBUTE_TYPE;
                     }
@@ -460,7 +495,7 @@ impl Mapper {
                 problems
             })
         }));
-        outcome.unwrap_or(problem::PANIC)
+        outcome.unwrap_or(problem::PANIC) | call.finish_sink()
     }
 
     /// Tells the mapper that a span it did not map ended: `root` when it is its trace's local root

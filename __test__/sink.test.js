@@ -1,0 +1,236 @@
+"use strict"
+// The attribute sink (src/sink.rs, js/sink.js): the binding records a span's gen_ai.* attributes
+// and the wrapper writes them with named stores, so V8 keeps Genkit's attribute maps in fast mode
+// (issue 9). Checked: both key tables agree and every named store writes its own key; the
+// attribute maps of real corpus spans stay in fast mode in both modes (they became dictionaries
+// when napi wrote them); a full, missing or wrong sink gives the same attributes as the sink; a
+// setter that re-enters onEnd gets a sink of its own.
+const test = require("node:test")
+const assert = require("node:assert/strict")
+const { spawnSync } = require("node:child_process")
+const path = require("node:path")
+const native = require("../binding.js")
+const { GenkitForMaple } = require("..")
+const sink = require("../js/sink")
+const { P } = require("../js/mapping")
+const { load } = require("./helpers/fixtures.js")
+
+const root = path.join(__dirname, "..")
+const spans = load("genkit-1.42-spans.jsonl")
+const modelRows = spans.filter((r) => r.attributes["genkit:metadata:subtype"] === "model")
+const toolRows = spans.filter((r) => r.attributes["genkit:metadata:subtype"] === "tool")
+
+/** A fresh attribute map built key by key, as the SDK's setAttribute builds it. */
+function copyOf(attributes) {
+  const a = {}
+  for (const [k, v] of Object.entries(attributes)) a[k] = v
+  return a
+}
+
+function shell(row, attributes) {
+  return {
+    name: row.name,
+    attributes,
+    spanContext: () => ({ traceId: row.traceId, spanId: row.spanId, traceFlags: 1 }),
+    parentSpanContext: row.parentSpanId ? { spanId: row.parentSpanId } : undefined,
+    status: row.status ?? { code: 0 },
+    events: row.events ?? [],
+    endTime: row.endTime,
+  }
+}
+
+const entries = (a) => Object.keys(a).map((k) => [k, a[k]])
+
+test("the key tables of src/sink.rs and js/sink.js are the same list, and each named store writes its own key", () => {
+  assert.deepEqual(native.sinkKeys(), sink.KEYS)
+  for (const [i, key] of sink.KEYS.entries()) {
+    const out = sink.take()
+    out.codes[0] = 1
+    out.codes[1] = ((i + 1) << 2) | 1 // a number
+    out.codes[2] = i + 0.5
+    const a = {}
+    assert.equal(sink.flush(a, out, false), 0)
+    assert.deepEqual(entries(a), [[key, i + 0.5]], key)
+  }
+})
+
+test("flush: every value kind, a key by name, discard, and the sink lets go of the values", () => {
+  const out = sink.take()
+  const big = "x".repeat(1000)
+  const codes = [
+    [(1 << 2) | 0, 0], // operation.name = values[0]
+    [(8 << 2) | 1, 42], // input_tokens = 42
+    [(0 << 2) | 0, 0], // values[1] = values[2]
+    [(31 << 2) | 2, 0], // error.type = true (no such write in the core: the kind is checked)
+    [(31 << 2) | 3, 0], // then false
+  ]
+  out.codes[0] = codes.length
+  codes.forEach(([c, n], i) => {
+    out.codes[1 + 2 * i] = c
+    out.codes[2 + 2 * i] = n
+  })
+  out.values[0] = "chat"
+  out.values[1] = "x.custom.key"
+  out.values[2] = big
+  const a = {}
+  assert.equal(sink.flush(a, out, false), 0)
+  assert.deepEqual(entries(a), [["gen_ai.operation.name", "chat"], ["gen_ai.usage.input_tokens", 42], ["x.custom.key", big], ["error.type", false]])
+  assert.equal(out.values[2], undefined, "the sink keeps no value of the span")
+  assert.equal(out.codes[0], 0)
+  const again = sink.take()
+  again.codes[0] = 1
+  again.codes[1] = (1 << 2) | 0
+  again.values[0] = "chat"
+  const b = {}
+  assert.equal(sink.flush(b, again, true), 0)
+  assert.deepEqual(entries(b), [], "discarded")
+  assert.equal(again.values[0], undefined)
+})
+
+test("flush: a throwing setter is WRITE_FAILED for its attribute, the others are written", () => {
+  const out = sink.take()
+  out.codes[0] = 2
+  out.codes[1] = (8 << 2) | 1
+  out.codes[2] = 3
+  out.codes[3] = (9 << 2) | 1
+  out.codes[4] = 4
+  const a = {}
+  Object.defineProperty(a, "gen_ai.usage.input_tokens", { set() { throw new Error("no") }, configurable: true })
+  assert.equal(sink.flush(a, out, false), P.WRITE_FAILED)
+  assert.equal(a["gen_ai.usage.output_tokens"], 4)
+  const frozen = Object.freeze({})
+  const more = sink.take()
+  more.codes[0] = 1
+  more.codes[1] = (9 << 2) | 1
+  assert.equal(sink.flush(frozen, more, false), P.WRITE_FAILED, "a frozen map")
+})
+
+test("real corpus spans keep fast properties after onEnd in both modes (napi's keyed writes made them dictionaries)", () => {
+  const script = `
+    const { GenkitForMaple } = require(${JSON.stringify(root)})
+    const { load } = require(${JSON.stringify(path.join(__dirname, "helpers", "fixtures.js"))})
+    const rows = load("genkit-1.42-spans.jsonl").filter((r) => ["model", "tool"].includes(r.attributes["genkit:metadata:subtype"]))
+    const out = {}
+    for (const mode of ["reference", "complete"]) {
+      const p = new GenkitForMaple({ mode })
+      let fast = 0, added = 0
+      for (const row of rows) {
+        const a = {}
+        for (const [k, v] of Object.entries(row.attributes)) a[k] = v
+        const before = Object.keys(a).length
+        p.onEnd({ name: row.name, attributes: a, spanContext: () => ({ traceId: row.traceId, spanId: row.spanId }), status: row.status, events: [] })
+        added += Object.keys(a).length - before
+        if (%HasFastProperties(a)) fast++
+      }
+      out[mode] = { fast, spans: rows.length, added }
+    }
+    process.stdout.write(JSON.stringify(out))
+  `
+  const r = spawnSync(process.execPath, ["--allow-natives-syntax", "-e", script], { encoding: "utf8" })
+  assert.equal(r.status, 0, r.stderr)
+  const out = JSON.parse(r.stdout)
+  for (const mode of ["reference", "complete"]) {
+    assert.ok(out[mode].added > out[mode].spans * 3, `${mode}: attributes were written (${out[mode].added})`)
+    assert.equal(out[mode].fast, out[mode].spans, `${mode}: every attribute map in fast mode`)
+  }
+})
+
+test("a sink that is full, missing or not a sink: the same attributes, in the same order where it had room", () => {
+  const variants = {
+    none: () => [undefined, undefined],
+    full: () => [new Float64Array(3), [undefined]], // room for one entry
+    wrong: () => [new Uint8Array(64), [undefined]],
+    notArray: () => [new Float64Array(129), {}],
+  }
+  const reference = new GenkitForMaple({ mode: "reference" })
+  for (const row of [...modelRows.slice(0, 6), ...toolRows.slice(0, 4)]) {
+    const expected = copyOf(row.attributes)
+    reference.onEnd(shell(row, expected))
+    const isModel = row.attributes["genkit:metadata:subtype"] === "model"
+    for (const [name, make] of Object.entries(variants)) {
+      const a = copyOf(row.attributes)
+      const [codes, values] = make()
+      let flags
+      if (isModel) {
+        // What GenkitForMaple does before the binding: the three JS-written attributes.
+        require("../js/mapping").mapModelName(a)
+        flags = native.mapModelSpan(a, a["genkit:input"], a["genkit:output"], false, reference.rules, String.prototype.slice, String.prototype.concat, codes, values)
+      } else {
+        require("../js/mapping").mapToolOperation(a)
+        flags = native.mapToolSpan(a, a["genkit:output"], reference.rules, String.prototype.slice, a["genkit:input"], true, codes, values)
+      }
+      if (values !== undefined && codes instanceof Float64Array && Array.isArray(values)) {
+        flags |= sink.write(a, { codes, values }, false)
+      }
+      assert.equal(flags & (P.NEEDS_JS | P.PANIC | P.WRITE_FAILED), 0, `${row.name} ${name}`)
+      assert.deepEqual(Object.fromEntries(entries(a)), Object.fromEntries(entries(expected)), `${row.name} ${name}`)
+      if (name !== "full") assert.deepEqual(Object.keys(a), Object.keys(expected), `${row.name} ${name}: order`)
+    }
+  }
+})
+
+test("a setter that ends another span inside the write (re-entering onEnd) gets a sink of its own", () => {
+  for (const mode of ["reference", "complete"]) {
+    const p = new GenkitForMaple({ mode })
+    const [outer, inner] = modelRows
+    const expectedOuter = copyOf(outer.attributes)
+    const expectedInner = copyOf(inner.attributes)
+    const q = new GenkitForMaple({ mode })
+    q.onEnd(shell(outer, expectedOuter))
+    q.onEnd(shell(inner, expectedInner))
+    const a = copyOf(outer.attributes)
+    const b = copyOf(inner.attributes)
+    let stored
+    let reentered = 0
+    Object.defineProperty(a, "gen_ai.input.messages", {
+      enumerable: true,
+      configurable: true,
+      get: () => stored,
+      set(v) {
+        reentered++
+        p.onEnd(shell(inner, b))
+        stored = v
+      },
+    })
+    p.onEnd(shell(outer, a))
+    assert.equal(reentered, 1, mode)
+    const plain = (o) => Object.fromEntries(Object.keys(o).map((k) => [k, o[k]]))
+    assert.deepEqual(plain(b), plain(expectedInner), `${mode}: the inner span`)
+    assert.deepEqual(plain(a), plain(expectedOuter), `${mode}: the outer span`)
+  }
+})
+
+test("complete mode: a getter that detaches the sink's buffer during the call: every attribute still written", () => {
+  const row = modelRows[0]
+  const expected = copyOf(row.attributes)
+  new GenkitForMaple({ mode: "complete" }).onEnd(shell(row, expected))
+  const p = new GenkitForMaple({ mode: "complete" })
+  // The sink the next call takes: the head of the free list.
+  const next = sink.take()
+  sink.flush({}, next, true)
+  const a = copyOf(row.attributes)
+  const input = a["genkit:input"]
+  let detached = 0
+  Object.defineProperty(a, "genkit:input", {
+    enumerable: true,
+    configurable: true,
+    get() {
+      // The native reader reads genkit:input inside the call, after the sink was given.
+      if (next.codes.length > 0) {
+        structuredClone(next.codes.buffer, { transfer: [next.codes.buffer] })
+        detached++
+      }
+      return input
+    },
+  })
+  p.onEnd(shell(row, a))
+  assert.equal(detached, 1, "the buffer was detached inside the call")
+  const plain = (o) => Object.fromEntries(Object.keys(o).filter((k) => !k.startsWith("genkit:")).map((k) => [k, o[k]]))
+  assert.deepEqual(plain(a), plain(expected))
+  assert.ok(Object.keys(plain(a)).length > 10)
+  // The detached sink is not reused: the next span gets a working one.
+  const b = copyOf(row.attributes)
+  p.onEnd(shell(row, b))
+  assert.deepEqual(plain(b), plain(expected))
+  assert.notEqual(sink.take(), next)
+})

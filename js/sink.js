@@ -1,0 +1,159 @@
+"use strict"
+// The attribute sink (src/sink.rs): the binding records the attributes of a span here and this
+// module writes them into the span's attribute map with named stores (`attrs["gen_ai.x"] = v`),
+// as the reference processor of seed 000 writes them. V8 keeps an object written that way in
+// fast mode (up to 128 properties); the same writes made through napi are keyed stores, which
+// turn a Genkit span's attribute map into a dictionary after 12 added properties, and cost a key
+// lookup and a runtime transition each (issue 9; BENCHMARKS.md "The attribute sink").
+
+const { P } = require("./mapping")
+
+/** Entries one sink holds; a span that writes more has the rest written by the binding itself. */
+const ENTRIES = 64
+
+/** The keys of src/sink.rs `KEYS`, in its order (the tests compare both lists). */
+const KEYS = [
+  "gen_ai.operation.name",
+  "gen_ai.provider.name",
+  "gen_ai.request.model",
+  "gen_ai.input.messages",
+  "gen_ai.system_instructions",
+  "gen_ai.output.messages",
+  "gen_ai.response.finish_reasons",
+  "gen_ai.usage.input_tokens",
+  "gen_ai.usage.output_tokens",
+  "gen_ai.tool.call.arguments",
+  "gen_ai.tool.call.result",
+  "gen_ai.tool.name",
+  "gen_ai.tool.call.id",
+  "gen_ai.agent.name",
+  "gen_ai.conversation.id",
+  "gen_ai.request.temperature",
+  "gen_ai.request.max_tokens",
+  "gen_ai.request.top_p",
+  "gen_ai.request.top_k",
+  "gen_ai.request.stop_sequences",
+  "gen_ai.request.seed",
+  "gen_ai.request.presence_penalty",
+  "gen_ai.request.frequency_penalty",
+  "gen_ai.output.type",
+  "gen_ai.response.id",
+  "gen_ai.response.model",
+  "gen_ai.usage.cost",
+  "gen_ai.usage.reasoning.output_tokens",
+  "gen_ai.usage.cache_read.input_tokens",
+  "gen_ai.usage.cache_write.input_tokens",
+  "error.type",
+  "genkit_for_maple.content.dropped_messages",
+  "genkit_for_maple.content.capped",
+]
+
+/**
+ * Assigns `value` to attribute `code` (1 + its index in KEYS) of `a`, each key its own named
+ * store; `name` for code 0 (a key the table does not list). Throws what the assignment throws.
+ */
+function put(a, code, name, value) {
+  switch (code) {
+    case 1: a["gen_ai.operation.name"] = value; return
+    case 2: a["gen_ai.provider.name"] = value; return
+    case 3: a["gen_ai.request.model"] = value; return
+    case 4: a["gen_ai.input.messages"] = value; return
+    case 5: a["gen_ai.system_instructions"] = value; return
+    case 6: a["gen_ai.output.messages"] = value; return
+    case 7: a["gen_ai.response.finish_reasons"] = value; return
+    case 8: a["gen_ai.usage.input_tokens"] = value; return
+    case 9: a["gen_ai.usage.output_tokens"] = value; return
+    case 10: a["gen_ai.tool.call.arguments"] = value; return
+    case 11: a["gen_ai.tool.call.result"] = value; return
+    case 12: a["gen_ai.tool.name"] = value; return
+    case 13: a["gen_ai.tool.call.id"] = value; return
+    case 14: a["gen_ai.agent.name"] = value; return
+    case 15: a["gen_ai.conversation.id"] = value; return
+    case 16: a["gen_ai.request.temperature"] = value; return
+    case 17: a["gen_ai.request.max_tokens"] = value; return
+    case 18: a["gen_ai.request.top_p"] = value; return
+    case 19: a["gen_ai.request.top_k"] = value; return
+    case 20: a["gen_ai.request.stop_sequences"] = value; return
+    case 21: a["gen_ai.request.seed"] = value; return
+    case 22: a["gen_ai.request.presence_penalty"] = value; return
+    case 23: a["gen_ai.request.frequency_penalty"] = value; return
+    case 24: a["gen_ai.output.type"] = value; return
+    case 25: a["gen_ai.response.id"] = value; return
+    case 26: a["gen_ai.response.model"] = value; return
+    case 27: a["gen_ai.usage.cost"] = value; return
+    case 28: a["gen_ai.usage.reasoning.output_tokens"] = value; return
+    case 29: a["gen_ai.usage.cache_read.input_tokens"] = value; return
+    case 30: a["gen_ai.usage.cache_write.input_tokens"] = value; return
+    case 31: a["error.type"] = value; return
+    case 32: a["genkit_for_maple.content.dropped_messages"] = value; return
+    case 33: a["genkit_for_maple.content.capped"] = value; return
+    default: a[name] = value
+  }
+}
+
+/**
+ * A sink: `codes` (count, then code and number per entry) and `values` (src/sink.rs, Layout).
+ * Class fields are own properties from the start, so assigning them never reaches a setter a
+ * user put on a prototype (nor do the writes into `values`, whose elements all exist).
+ */
+class Sink {
+  codes = new Float64Array(1 + 2 * ENTRIES)
+  values = Array.from({ length: 2 * ENTRIES }, () => undefined)
+  next = undefined
+}
+
+// Free sinks, a list through `next` (no Array method, which an index setter on Array.prototype
+// would reach). A call takes one and gives it back after writing, so a setter on the attribute
+// map that ends another span (re-entering onEnd) gets a sink of its own.
+let free = new Sink()
+
+/** A sink for one binding call. */
+function take() {
+  const sink = free
+  if (sink === undefined) return new Sink()
+  free = sink.next
+  sink.next = undefined
+  return sink
+}
+
+/**
+ * Writes what the binding recorded in `sink` into `attrs`, in the order it recorded them. With
+ * `discard`, writes nothing (the span is mapped again in JavaScript). Either way the sink lets go
+ * of the span's values. Returns WRITE_FAILED when an assignment threw (a setter, a Proxy trap, a
+ * frozen map); the other attributes are still written.
+ */
+function write(attrs, sink, discard) {
+  const { codes, values } = sink
+  const n = codes[0]
+  let flags = 0
+  let v = 0
+  for (let i = 0; i < n; i++) {
+    const code = codes[1 + 2 * i]
+    const key = code >>> 2
+    const name = key === 0 ? values[v++] : undefined
+    const kind = code & 3
+    const value = kind === 0 ? values[v++] : kind === 1 ? codes[2 + 2 * i] : kind === 2
+    if (discard) continue
+    try {
+      put(attrs, key, name, value)
+    } catch {
+      flags |= P.WRITE_FAILED
+    }
+  }
+  // The values are the span's: not kept alive by the sink until the next span.
+  for (let i = 0; i < v; i++) values[i] = undefined
+  codes[0] = 0
+  return flags
+}
+
+/** [`write`], then gives the sink (one `take` returned) back for the next call. */
+function flush(attrs, sink, discard) {
+  const flags = write(attrs, sink, discard)
+  // A sink whose buffer was detached (transferred by code that reached it) is not reused.
+  if (sink.codes.length === 0) return flags
+  sink.next = free
+  free = sink
+  return flags
+}
+
+module.exports = { take, write, flush, KEYS, ENTRIES }

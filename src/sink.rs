@@ -1,0 +1,373 @@
+//! The attribute sink: where the writers of one call put the attributes they write when the
+//! JavaScript wrapper asks for it (`js/sink.js`), instead of writing them into the attribute map
+//! with `napi_set_named_property`.
+//!
+//! # Why
+//! A property that napi adds to an object is a keyed store for V8 (`v8::Object::Set`): past 12
+//! properties outside the object, V8 turns the attribute map into a dictionary (slow mode). A
+//! complete-mode model span gets 17 `gen_ai.*` attributes on top of Genkit's 8, so every span's
+//! map went to slow mode in `onEnd`, each write paid for internalizing its key, a lookup and a
+//! transition in V8's runtime, and every later reader (the exporter's serializer) read a
+//! dictionary. The wrapper's writer assigns each attribute with a named store
+//! (`attrs["gen_ai.usage.cost"] = value`), as the reference processor of seed 000 writes them,
+//! which V8 keeps in fast mode up to 128 properties (issue 9, BENCHMARKS.md "The attribute
+//! sink").
+//!
+//! # Layout
+//! The sink is two JavaScript values the wrapper owns and reuses:
+//! - `codes`, a `Float64Array` of `1 + 2 * n` elements: `codes[0]` is the number of entries;
+//!   entry `i` is `codes[1 + 2i]` (its code) and `codes[2 + 2i]` (its number, for a number value).
+//!   A code is `key << 2 | kind`: `key` is `1 + ` the key's index in [`KEYS`], or `0` when the key
+//!   is not in it (its name is then the next element of `values`); `kind` is [`VALUE`] (the value
+//!   is the next element of `values`), [`NUMBER`] (`codes[2 + 2i]`), [`TRUE`] or [`FALSE`].
+//! - `values`, an `Array` whose elements the writers set in order (`napi_set_element` on an own
+//!   element: no setter runs).
+//!
+//! The entries are kept in Rust during the call and copied into `codes` as it returns
+//! ([`Sink::finish`]), so no pointer into the typed array is held while JavaScript may run (a
+//! getter, a setter, `String.prototype.slice`). A call whose sink is full, or whose sink cannot be
+//! read, writes the rest straight into the attribute map as before; one whose `codes` was detached
+//! meanwhile writes them all there at the end.
+
+use napi::sys;
+use std::cell::{Cell, RefCell};
+use std::ptr;
+
+/// The value is the next element of `values`.
+pub(crate) const VALUE: u32 = 0;
+/// The value is the entry's number.
+pub(crate) const NUMBER: u32 = 1;
+/// The value is `true`.
+pub(crate) const TRUE: u32 = 2;
+/// The value is `false`.
+pub(crate) const FALSE: u32 = 3;
+
+/// The keys the writers write, in the order of `js/sink.js`'s named stores (a test compares the
+/// two lists through [`sink_keys`]). A key not in this list still goes through the sink, by name.
+pub const KEYS: &[&str] = &[
+    "gen_ai.operation.name",
+    "gen_ai.provider.name",
+    "gen_ai.request.model",
+    "gen_ai.input.messages",
+    "gen_ai.system_instructions",
+    "gen_ai.output.messages",
+    "gen_ai.response.finish_reasons",
+    "gen_ai.usage.input_tokens",
+    "gen_ai.usage.output_tokens",
+    "gen_ai.tool.call.arguments",
+    "gen_ai.tool.call.result",
+    "gen_ai.tool.name",
+    "gen_ai.tool.call.id",
+    "gen_ai.agent.name",
+    "gen_ai.conversation.id",
+    "gen_ai.request.temperature",
+    "gen_ai.request.max_tokens",
+    "gen_ai.request.top_p",
+    "gen_ai.request.top_k",
+    "gen_ai.request.stop_sequences",
+    "gen_ai.request.seed",
+    "gen_ai.request.presence_penalty",
+    "gen_ai.request.frequency_penalty",
+    "gen_ai.output.type",
+    "gen_ai.response.id",
+    "gen_ai.response.model",
+    "gen_ai.usage.cost",
+    "gen_ai.usage.reasoning.output_tokens",
+    "gen_ai.usage.cache_read.input_tokens",
+    "gen_ai.usage.cache_write.input_tokens",
+    "error.type",
+    "genkit_for_maple.content.dropped_messages",
+    "genkit_for_maple.content.capped",
+];
+
+/// `1 +` the index of `key` in [`KEYS`], or `0`.
+fn key_code(key: &[u8]) -> u32 {
+    KEYS.iter()
+        .position(|k| k.as_bytes() == key)
+        .map_or(0, |i| i as u32 + 1)
+}
+
+/// [`KEYS`], for the test that checks `js/sink.js` writes the same keys in the same order.
+#[napi]
+pub fn sink_keys() -> Vec<String> {
+    KEYS.iter().map(|k| k.to_string()).collect()
+}
+
+/// The most entries a sink records; the wrapper's `codes` has room for them (`js/sink.js`
+/// `ENTRIES`).
+pub(crate) const ENTRIES: usize = 64;
+
+/// One recorded attribute.
+#[derive(Clone, Copy)]
+struct Entry {
+    /// `key << 2 | kind` (module docs).
+    code: u32,
+    /// The number of a [`NUMBER`] entry.
+    number: f64,
+    /// The value of a [`VALUE`] entry (a handle of the current call), else null.
+    value: sys::napi_value,
+    /// The key's name for a key not in [`KEYS`] (a handle of the current call), else null.
+    name: sys::napi_value,
+}
+
+const EMPTY: Entry = Entry {
+    code: 0,
+    number: 0.0,
+    value: ptr::null_mut(),
+    name: ptr::null_mut(),
+};
+
+/// One call's sink. Entries are kept in Rust while the writers run (JavaScript may run then: a
+/// getter, a setter of an attribute written directly, `String.prototype.slice`), their values
+/// set into `values` as they come, and copied into `codes` by [`Sink::finish`], right before the
+/// call returns, when no JavaScript runs between reading the typed array's memory and writing
+/// it. Only used during the napi call that made it, on its JavaScript thread.
+pub(crate) struct Sink {
+    env: sys::napi_env,
+    codes: sys::napi_value,
+    values: sys::napi_value,
+    entries: RefCell<[Entry; ENTRIES]>,
+    /// Entries recorded.
+    len: Cell<usize>,
+    /// Entries `codes` had room for when the call began.
+    room: usize,
+    /// Elements of `values` written.
+    next_value: Cell<u32>,
+    /// Elements `values` had when the call began.
+    values_len: u32,
+}
+
+/// The elements of the `Float64Array` `codes` (pointer, length), or `None` when it is not one.
+fn float64_elements(env: sys::napi_env, codes: sys::napi_value) -> Option<(*mut f64, usize)> {
+    let mut kind = sys::TypedarrayType::int8_array;
+    let mut length = 0usize;
+    let mut data = ptr::null_mut();
+    let mut buffer = ptr::null_mut();
+    let mut offset = 0usize;
+    // SAFETY: live `env` of the current call; every out-pointer is valid. A value that is not a
+    // typed array makes napi return `napi_invalid_arg` without an exception.
+    let status = unsafe {
+        sys::napi_get_typedarray_info(
+            env,
+            codes,
+            &mut kind,
+            &mut length,
+            &mut data,
+            &mut buffer,
+            &mut offset,
+        )
+    };
+    let data = data.cast::<f64>();
+    (status == sys::Status::napi_ok
+        && kind == sys::TypedarrayType::float64_array
+        && !data.is_null()
+        && data.is_aligned())
+    .then_some((data, length))
+}
+
+impl Sink {
+    /// The sink of `codes` (a `Float64Array` of at least 3 elements) and `values` (an `Array`);
+    /// `None` when either is something else (the writers then write into the attribute map).
+    pub(crate) fn of(
+        env: sys::napi_env,
+        codes: sys::napi_value,
+        values: sys::napi_value,
+    ) -> Option<Sink> {
+        let (_, length) = float64_elements(env, codes)?;
+        if length < 3 {
+            return None;
+        }
+        let mut is_array = false;
+        // SAFETY: live `env`, valid out-pointer.
+        unsafe { sys::napi_is_array(env, values, &mut is_array) };
+        if !is_array {
+            return None;
+        }
+        let mut values_len = 0u32;
+        // SAFETY: `values` is an array (checked above), valid out-pointer.
+        if unsafe { sys::napi_get_array_length(env, values, &mut values_len) }
+            != sys::Status::napi_ok
+        {
+            return None;
+        }
+        Some(Sink {
+            env,
+            codes,
+            values,
+            entries: RefCell::new([EMPTY; ENTRIES]),
+            len: Cell::new(0),
+            room: ((length - 1) / 2).min(ENTRIES),
+            next_value: Cell::new(0),
+            values_len,
+        })
+    }
+
+    /// Appends element `value` to `values`; `false` when napi refused.
+    fn push_value(&self, value: sys::napi_value) -> bool {
+        let at = self.next_value.get();
+        // SAFETY: live `env`; `values` is the wrapper's own array and `value` a handle of this
+        // call. Below the array's length this replaces an own element (the wrapper fills it), so
+        // no setter runs.
+        let status = unsafe { sys::napi_set_element(self.env, self.values, at, value) };
+        if status != sys::Status::napi_ok {
+            return false;
+        }
+        self.next_value.set(at + 1);
+        true
+    }
+
+    /// Records `key` = the value `kind`/`number`/`value` describes; `false` when the sink has no
+    /// room or napi refused (the caller then writes the attribute itself).
+    pub(crate) fn put(&self, key: &[u8], kind: u32, number: f64, value: sys::napi_value) -> bool {
+        let i = self.len.get();
+        let key_index = key_code(key);
+        let needs = u32::from(key_index == 0) + u32::from(kind == VALUE);
+        if i >= self.room || self.next_value.get() + needs > self.values_len {
+            return false;
+        }
+        let mut name = ptr::null_mut();
+        if key_index == 0 {
+            // SAFETY: live `env`; `key` is valid for `key.len()` bytes (the writers' keys are
+            // ASCII, valid Latin-1).
+            let status = unsafe {
+                sys::napi_create_string_latin1(
+                    self.env,
+                    key.as_ptr().cast(),
+                    key.len() as isize,
+                    &mut name,
+                )
+            };
+            if status != sys::Status::napi_ok || !self.push_value(name) {
+                return false;
+            }
+        }
+        if kind == VALUE && !self.push_value(value) {
+            // The name went in without its value: step back over it.
+            if key_index == 0 {
+                self.next_value.set(self.next_value.get() - 1);
+            }
+            return false;
+        }
+        let Ok(mut entries) = self.entries.try_borrow_mut() else {
+            return false;
+        };
+        let Some(slot) = entries.get_mut(i) else {
+            return false;
+        };
+        *slot = Entry {
+            code: key_index << 2 | kind,
+            number,
+            value,
+            name,
+        };
+        self.len.set(i + 1);
+        true
+    }
+
+    /// Copies the entries into `codes` for the wrapper. When `codes` can no longer hold them (the
+    /// array was replaced or shrunk while JavaScript ran), writes them into the attribute map
+    /// `object` instead, through `set` (key, value), and leaves `codes[0]` at 0 when it can.
+    /// Returns the flags of those writes.
+    pub(crate) fn finish(&self, set: impl Fn(&str, sys::napi_value) -> u32) -> u32 {
+        let n = self.len.get();
+        let Ok(entries) = self.entries.try_borrow() else {
+            return 0;
+        };
+        let entries = &entries[..n.min(ENTRIES)];
+        match float64_elements(self.env, self.codes) {
+            Some((data, length)) if length > 2 * n => {
+                // SAFETY: `data` points to `length` aligned f64 elements of the typed array,
+                // read just now; no JavaScript runs until this loop ends (no napi call in it),
+                // so the buffer cannot be detached or resized meanwhile, and no Rust reference to
+                // the elements exists (raw writes only). `2 * n < length` bounds every index.
+                unsafe {
+                    data.write(n as f64);
+                    for (i, entry) in entries.iter().enumerate() {
+                        data.add(1 + 2 * i).write(f64::from(entry.code));
+                        data.add(2 + 2 * i).write(entry.number);
+                    }
+                }
+                0
+            }
+            other => {
+                if let Some((data, length)) = other {
+                    if length > 0 {
+                        // SAFETY: as above, for element 0 (`length > 0`).
+                        unsafe { data.write(0.0) };
+                    }
+                }
+                let mut flags = 0;
+                for entry in entries {
+                    flags |= self.write_directly(entry, &set);
+                }
+                flags
+            }
+        }
+    }
+
+    /// Writes one entry into the attribute map through `set`.
+    fn write_directly(&self, entry: &Entry, set: &impl Fn(&str, sys::napi_value) -> u32) -> u32 {
+        let key_index = (entry.code >> 2) as usize;
+        let mut value = entry.value;
+        match entry.code & 3 {
+            VALUE => {}
+            NUMBER => {
+                // SAFETY: live `env` of the current call, valid out-pointer.
+                unsafe { sys::napi_create_double(self.env, entry.number, &mut value) };
+            }
+            kind => {
+                // SAFETY: as above.
+                unsafe { sys::napi_get_boolean(self.env, kind == TRUE, &mut value) };
+            }
+        }
+        if key_index == 0 {
+            return name_and_set(self.env, entry.name, value, set);
+        }
+        match KEYS.get(key_index - 1) {
+            Some(key) => set(key, value),
+            None => 0,
+        }
+    }
+}
+
+/// Writes `value` under the key whose JavaScript string is `name` (a key not in [`KEYS`]).
+fn name_and_set(
+    env: sys::napi_env,
+    name: sys::napi_value,
+    value: sys::napi_value,
+    set: &impl Fn(&str, sys::napi_value) -> u32,
+) -> u32 {
+    let mut buf = [0u8; 256];
+    let mut len = 0usize;
+    // SAFETY: `buf` is valid for 256 bytes; napi writes at most 255 and a NUL, and the count
+    // without the NUL in `len`.
+    let status = unsafe {
+        sys::napi_get_value_string_latin1(env, name, buf.as_mut_ptr().cast(), buf.len(), &mut len)
+    };
+    match (status == sys::Status::napi_ok)
+        .then(|| std::str::from_utf8(&buf[..len.min(buf.len())]).ok())
+        .flatten()
+    {
+        Some(key) => set(key, value),
+        None => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_has_one_code_and_unknown_keys_have_none() {
+        for (i, key) in KEYS.iter().enumerate() {
+            assert_eq!(key_code(key.as_bytes()), i as u32 + 1, "{key}");
+        }
+        assert_eq!(key_code(b"gen_ai.unknown"), 0);
+        assert_eq!(key_code(b""), 0);
+        let mut seen = std::collections::HashSet::new();
+        assert!(
+            KEYS.iter().all(|k| seen.insert(*k)),
+            "a key is listed twice"
+        );
+    }
+}
