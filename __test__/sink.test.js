@@ -40,6 +40,8 @@ function shell(row, attributes) {
 }
 
 const entries = (a) => Object.keys(a).map((k) => [k, a[k]])
+/** The sink's code of `key` with value kind `kind` (src/sink.rs, Layout). */
+const code = (key, kind) => ((sink.KEYS.indexOf(key) + 1) << 2) | kind
 
 test("the key tables of src/sink.rs and js/sink.js are the same list, and each named store writes its own key", () => {
   assert.deepEqual(native.sinkKeys(), sink.KEYS)
@@ -58,11 +60,11 @@ test("flush: every value kind, a key by name, discard, and the sink lets go of t
   const out = sink.take()
   const big = "x".repeat(1000)
   const codes = [
-    [(1 << 2) | 0, 0], // operation.name = values[0]
-    [(8 << 2) | 1, 42], // input_tokens = 42
+    [code("gen_ai.operation.name", 0), 0], // = values[0]
+    [code("gen_ai.usage.input_tokens", 1), 42], // = 42
     [(0 << 2) | 0, 0], // values[1] = values[2]
-    [(31 << 2) | 2, 0], // error.type = true (no such write in the core: the kind is checked)
-    [(31 << 2) | 3, 0], // then false
+    [code("error.type", 2), 0], // = true (no such write in the core: the kind is checked)
+    [code("error.type", 3), 0], // then false
   ]
   out.codes[0] = codes.length
   codes.forEach(([c, n], i) => {
@@ -79,7 +81,7 @@ test("flush: every value kind, a key by name, discard, and the sink lets go of t
   assert.equal(out.codes[0], 0)
   const again = sink.take()
   again.codes[0] = 1
-  again.codes[1] = (1 << 2) | 0
+  again.codes[1] = code("gen_ai.operation.name", 0)
   again.values[0] = "chat"
   const b = {}
   assert.equal(sink.flush(b, again, true), 0)
@@ -90,9 +92,9 @@ test("flush: every value kind, a key by name, discard, and the sink lets go of t
 test("flush: a throwing setter is WRITE_FAILED for its attribute, the others are written", () => {
   const out = sink.take()
   out.codes[0] = 2
-  out.codes[1] = (8 << 2) | 1
+  out.codes[1] = code("gen_ai.usage.input_tokens", 1)
   out.codes[2] = 3
-  out.codes[3] = (9 << 2) | 1
+  out.codes[3] = code("gen_ai.usage.output_tokens", 1)
   out.codes[4] = 4
   const a = {}
   Object.defineProperty(a, "gen_ai.usage.input_tokens", { set() { throw new Error("no") }, configurable: true })
@@ -101,7 +103,7 @@ test("flush: a throwing setter is WRITE_FAILED for its attribute, the others are
   const frozen = Object.freeze({})
   const more = sink.take()
   more.codes[0] = 1
-  more.codes[1] = (9 << 2) | 1
+  more.codes[1] = code("gen_ai.usage.output_tokens", 1)
   assert.equal(sink.flush(frozen, more, false), P.WRITE_FAILED, "a frozen map")
 })
 

@@ -18,32 +18,32 @@ const KEYS = [
   "gen_ai.request.model",
   "gen_ai.input.messages",
   "gen_ai.system_instructions",
-  "gen_ai.output.messages",
-  "gen_ai.response.finish_reasons",
-  "gen_ai.usage.input_tokens",
-  "gen_ai.usage.output_tokens",
-  "gen_ai.tool.call.arguments",
-  "gen_ai.tool.call.result",
-  "gen_ai.tool.name",
-  "gen_ai.tool.call.id",
-  "gen_ai.agent.name",
-  "gen_ai.conversation.id",
   "gen_ai.request.temperature",
   "gen_ai.request.max_tokens",
   "gen_ai.request.top_p",
   "gen_ai.request.top_k",
   "gen_ai.request.stop_sequences",
   "gen_ai.request.seed",
-  "gen_ai.request.presence_penalty",
   "gen_ai.request.frequency_penalty",
+  "gen_ai.request.presence_penalty",
   "gen_ai.output.type",
-  "gen_ai.response.id",
-  "gen_ai.response.model",
-  "gen_ai.usage.cost",
-  "gen_ai.usage.reasoning.output_tokens",
+  "gen_ai.output.messages",
+  "gen_ai.response.finish_reasons",
+  "gen_ai.usage.input_tokens",
+  "gen_ai.usage.output_tokens",
   "gen_ai.usage.cache_read.input_tokens",
   "gen_ai.usage.cache_write.input_tokens",
+  "gen_ai.usage.reasoning.output_tokens",
+  "gen_ai.response.id",
+  "gen_ai.usage.cost",
+  "gen_ai.response.model",
   "error.type",
+  "gen_ai.tool.name",
+  "gen_ai.tool.call.arguments",
+  "gen_ai.tool.call.result",
+  "gen_ai.tool.call.id",
+  "gen_ai.agent.name",
+  "gen_ai.conversation.id",
   "genkit_for_maple.content.dropped_messages",
   "genkit_for_maple.content.capped",
 ]
@@ -59,32 +59,32 @@ function put(a, code, name, value) {
     case 3: a["gen_ai.request.model"] = value; return
     case 4: a["gen_ai.input.messages"] = value; return
     case 5: a["gen_ai.system_instructions"] = value; return
-    case 6: a["gen_ai.output.messages"] = value; return
-    case 7: a["gen_ai.response.finish_reasons"] = value; return
-    case 8: a["gen_ai.usage.input_tokens"] = value; return
-    case 9: a["gen_ai.usage.output_tokens"] = value; return
-    case 10: a["gen_ai.tool.call.arguments"] = value; return
-    case 11: a["gen_ai.tool.call.result"] = value; return
-    case 12: a["gen_ai.tool.name"] = value; return
-    case 13: a["gen_ai.tool.call.id"] = value; return
-    case 14: a["gen_ai.agent.name"] = value; return
-    case 15: a["gen_ai.conversation.id"] = value; return
-    case 16: a["gen_ai.request.temperature"] = value; return
-    case 17: a["gen_ai.request.max_tokens"] = value; return
-    case 18: a["gen_ai.request.top_p"] = value; return
-    case 19: a["gen_ai.request.top_k"] = value; return
-    case 20: a["gen_ai.request.stop_sequences"] = value; return
-    case 21: a["gen_ai.request.seed"] = value; return
-    case 22: a["gen_ai.request.presence_penalty"] = value; return
-    case 23: a["gen_ai.request.frequency_penalty"] = value; return
-    case 24: a["gen_ai.output.type"] = value; return
-    case 25: a["gen_ai.response.id"] = value; return
-    case 26: a["gen_ai.response.model"] = value; return
-    case 27: a["gen_ai.usage.cost"] = value; return
-    case 28: a["gen_ai.usage.reasoning.output_tokens"] = value; return
-    case 29: a["gen_ai.usage.cache_read.input_tokens"] = value; return
-    case 30: a["gen_ai.usage.cache_write.input_tokens"] = value; return
-    case 31: a["error.type"] = value; return
+    case 6: a["gen_ai.request.temperature"] = value; return
+    case 7: a["gen_ai.request.max_tokens"] = value; return
+    case 8: a["gen_ai.request.top_p"] = value; return
+    case 9: a["gen_ai.request.top_k"] = value; return
+    case 10: a["gen_ai.request.stop_sequences"] = value; return
+    case 11: a["gen_ai.request.seed"] = value; return
+    case 12: a["gen_ai.request.frequency_penalty"] = value; return
+    case 13: a["gen_ai.request.presence_penalty"] = value; return
+    case 14: a["gen_ai.output.type"] = value; return
+    case 15: a["gen_ai.output.messages"] = value; return
+    case 16: a["gen_ai.response.finish_reasons"] = value; return
+    case 17: a["gen_ai.usage.input_tokens"] = value; return
+    case 18: a["gen_ai.usage.output_tokens"] = value; return
+    case 19: a["gen_ai.usage.cache_read.input_tokens"] = value; return
+    case 20: a["gen_ai.usage.cache_write.input_tokens"] = value; return
+    case 21: a["gen_ai.usage.reasoning.output_tokens"] = value; return
+    case 22: a["gen_ai.response.id"] = value; return
+    case 23: a["gen_ai.usage.cost"] = value; return
+    case 24: a["gen_ai.response.model"] = value; return
+    case 25: a["error.type"] = value; return
+    case 26: a["gen_ai.tool.name"] = value; return
+    case 27: a["gen_ai.tool.call.arguments"] = value; return
+    case 28: a["gen_ai.tool.call.result"] = value; return
+    case 29: a["gen_ai.tool.call.id"] = value; return
+    case 30: a["gen_ai.agent.name"] = value; return
+    case 31: a["gen_ai.conversation.id"] = value; return
     case 32: a["genkit_for_maple.content.dropped_messages"] = value; return
     case 33: a["genkit_for_maple.content.capped"] = value; return
     default: a[name] = value

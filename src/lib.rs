@@ -306,7 +306,7 @@ impl Call {
         };
         // Outside `catch_unwind` of the entry: a panic here is caught too.
         catch_unwind(AssertUnwindSafe(|| {
-            sink.finish(|key, value| {
+            sink.finish(self.object, |key, value| {
                 if seam::set_on_object(self, key, value) {
                     0
                 } else {

@@ -44,46 +44,50 @@ pub(crate) const FALSE: u32 = 3;
 
 /// The keys the writers write, in the order of `js/sink.js`'s named stores (a test compares the
 /// two lists through [`sink_keys`]). A key not in this list still goes through the sink, by name.
+/// Listed in the order the writers write them (complete mode's model spans, then the others), so
+/// [`Sink::put`]'s search from the last key found ends at its first step.
 pub const KEYS: &[&str] = &[
     "gen_ai.operation.name",
     "gen_ai.provider.name",
     "gen_ai.request.model",
     "gen_ai.input.messages",
     "gen_ai.system_instructions",
-    "gen_ai.output.messages",
-    "gen_ai.response.finish_reasons",
-    "gen_ai.usage.input_tokens",
-    "gen_ai.usage.output_tokens",
-    "gen_ai.tool.call.arguments",
-    "gen_ai.tool.call.result",
-    "gen_ai.tool.name",
-    "gen_ai.tool.call.id",
-    "gen_ai.agent.name",
-    "gen_ai.conversation.id",
     "gen_ai.request.temperature",
     "gen_ai.request.max_tokens",
     "gen_ai.request.top_p",
     "gen_ai.request.top_k",
     "gen_ai.request.stop_sequences",
     "gen_ai.request.seed",
-    "gen_ai.request.presence_penalty",
     "gen_ai.request.frequency_penalty",
+    "gen_ai.request.presence_penalty",
     "gen_ai.output.type",
-    "gen_ai.response.id",
-    "gen_ai.response.model",
-    "gen_ai.usage.cost",
-    "gen_ai.usage.reasoning.output_tokens",
+    "gen_ai.output.messages",
+    "gen_ai.response.finish_reasons",
+    "gen_ai.usage.input_tokens",
+    "gen_ai.usage.output_tokens",
     "gen_ai.usage.cache_read.input_tokens",
     "gen_ai.usage.cache_write.input_tokens",
+    "gen_ai.usage.reasoning.output_tokens",
+    "gen_ai.response.id",
+    "gen_ai.usage.cost",
+    "gen_ai.response.model",
     "error.type",
+    "gen_ai.tool.name",
+    "gen_ai.tool.call.arguments",
+    "gen_ai.tool.call.result",
+    "gen_ai.tool.call.id",
+    "gen_ai.agent.name",
+    "gen_ai.conversation.id",
     "genkit_for_maple.content.dropped_messages",
     "genkit_for_maple.content.capped",
 ];
 
-/// `1 +` the index of `key` in [`KEYS`], or `0`.
-fn key_code(key: &[u8]) -> u32 {
-    KEYS.iter()
-        .position(|k| k.as_bytes() == key)
+/// `1 +` the index of `key` in [`KEYS`], or `0`, searched from index `from` on, round the list.
+fn key_code(key: &[u8], from: usize) -> u32 {
+    let n = KEYS.len();
+    (0..n)
+        .map(|step| (from + step) % n)
+        .find(|&i| KEYS[i].as_bytes() == key)
         .map_or(0, |i| i as u32 + 1)
 }
 
@@ -135,6 +139,11 @@ pub(crate) struct Sink {
     next_value: Cell<u32>,
     /// Elements `values` had when the call began.
     values_len: u32,
+    /// Where [`key_code`] starts: after the last key found.
+    next_key: Cell<usize>,
+    /// A write into `values` failed (an accessor the caller put there threw): the sink takes no
+    /// more entries.
+    broken: Cell<bool>,
 }
 
 /// The elements of the `Float64Array` `codes` (pointer, length), or `None` when it is not one.
@@ -158,11 +167,19 @@ fn float64_elements(env: sys::napi_env, codes: sys::napi_value) -> Option<(*mut 
         )
     };
     let data = data.cast::<f64>();
-    (status == sys::Status::napi_ok
-        && kind == sys::TypedarrayType::float64_array
-        && !data.is_null()
-        && data.is_aligned())
-    .then_some((data, length))
+    if status != sys::Status::napi_ok
+        || kind != sys::TypedarrayType::float64_array
+        || data.is_null()
+        || !data.is_aligned()
+    {
+        return None;
+    }
+    // Not over a SharedArrayBuffer: another thread could access that memory while `finish`
+    // writes it (`napi_is_arraybuffer` is false for a shared one).
+    let mut plain = false;
+    // SAFETY: live `env`; `buffer` is the typed array's buffer napi returned above.
+    let status = unsafe { sys::napi_is_arraybuffer(env, buffer, &mut plain) };
+    (status == sys::Status::napi_ok && plain).then_some((data, length))
 }
 
 impl Sink {
@@ -199,17 +216,24 @@ impl Sink {
             room: ((length - 1) / 2).min(ENTRIES),
             next_value: Cell::new(0),
             values_len,
+            broken: Cell::new(false),
+            next_key: Cell::new(0),
         })
     }
 
     /// Appends element `value` to `values`; `false` when napi refused.
     fn push_value(&self, value: sys::napi_value) -> bool {
         let at = self.next_value.get();
-        // SAFETY: live `env`; `values` is the wrapper's own array and `value` a handle of this
-        // call. Below the array's length this replaces an own element (the wrapper fills it), so
-        // no setter runs.
+        // SAFETY: live `env`; `values` is an array (checked in `of`) and `value` a handle of this
+        // call. In the wrapper's array (js/sink.js: packed, every element its own data property)
+        // this replaces an own element, so no setter runs; another caller's array may run one,
+        // which cannot touch Rust's memory (no pointer is held), and a failure is handled below.
         let status = unsafe { sys::napi_set_element(self.env, self.values, at, value) };
         if status != sys::Status::napi_ok {
+            self.broken.set(true);
+            let mut error = ptr::null_mut();
+            // SAFETY: live `env`, valid out-pointer; a no-op when no exception is pending.
+            unsafe { sys::napi_get_and_clear_last_exception(self.env, &mut error) };
             return false;
         }
         self.next_value.set(at + 1);
@@ -220,11 +244,21 @@ impl Sink {
     /// room or napi refused (the caller then writes the attribute itself).
     pub(crate) fn put(&self, key: &[u8], kind: u32, number: f64, value: sys::napi_value) -> bool {
         let i = self.len.get();
-        let key_index = key_code(key);
+        let key_index = key_code(key, self.next_key.get());
+        if key_index > 0 {
+            self.next_key.set(key_index as usize);
+        }
         let needs = u32::from(key_index == 0) + u32::from(kind == VALUE);
-        if i >= self.room || self.next_value.get() + needs > self.values_len {
+        if self.broken.get() || i >= self.room || self.next_value.get() + needs > self.values_len {
             return false;
         }
+        // The slot first, so nothing is pushed for an entry that cannot be recorded.
+        let Ok(mut entries) = self.entries.try_borrow_mut() else {
+            return false;
+        };
+        let Some(slot) = entries.get_mut(i) else {
+            return false;
+        };
         let mut name = ptr::null_mut();
         if key_index == 0 {
             // SAFETY: live `env`; `key` is valid for `key.len()` bytes (the writers' keys are
@@ -248,12 +282,6 @@ impl Sink {
             }
             return false;
         }
-        let Ok(mut entries) = self.entries.try_borrow_mut() else {
-            return false;
-        };
-        let Some(slot) = entries.get_mut(i) else {
-            return false;
-        };
         *slot = Entry {
             code: key_index << 2 | kind,
             number,
@@ -265,10 +293,15 @@ impl Sink {
     }
 
     /// Copies the entries into `codes` for the wrapper. When `codes` can no longer hold them (the
-    /// array was replaced or shrunk while JavaScript ran), writes them into the attribute map
-    /// `object` instead, through `set` (key, value), and leaves `codes[0]` at 0 when it can.
-    /// Returns the flags of those writes.
-    pub(crate) fn finish(&self, set: impl Fn(&str, sys::napi_value) -> u32) -> u32 {
+    /// array was replaced or detached while JavaScript ran), writes them into the attribute map
+    /// `object` instead (known keys through `set`, others by their name's handle), leaves
+    /// `codes[0]` at 0 when it can and lets go of the values pushed into `values`. Returns the
+    /// flags of those writes.
+    pub(crate) fn finish(
+        &self,
+        object: sys::napi_value,
+        set: impl Fn(&str, sys::napi_value) -> u32,
+    ) -> u32 {
         let n = self.len.get();
         let Ok(entries) = self.entries.try_borrow() else {
             return 0;
@@ -276,10 +309,11 @@ impl Sink {
         let entries = &entries[..n.min(ENTRIES)];
         match float64_elements(self.env, self.codes) {
             Some((data, length)) if length > 2 * n => {
-                // SAFETY: `data` points to `length` aligned f64 elements of the typed array,
-                // read just now; no JavaScript runs until this loop ends (no napi call in it),
-                // so the buffer cannot be detached or resized meanwhile, and no Rust reference to
-                // the elements exists (raw writes only). `2 * n < length` bounds every index.
+                // SAFETY: `data` points to `length` aligned f64 elements of the typed array over
+                // a non-shared buffer, read just now; no JavaScript runs until this loop ends (no
+                // napi call in it), so the buffer cannot be detached or resized meanwhile, no
+                // other thread can reach it, and no Rust reference to the elements exists (raw
+                // writes only). `2 * n < length` bounds every index.
                 unsafe {
                     data.write(n as f64);
                     for (i, entry) in entries.iter().enumerate() {
@@ -298,15 +332,38 @@ impl Sink {
                 }
                 let mut flags = 0;
                 for entry in entries {
-                    flags |= self.write_directly(entry, &set);
+                    flags |= self.write_directly(object, entry, &set);
                 }
+                self.let_go();
                 flags
             }
         }
     }
 
-    /// Writes one entry into the attribute map through `set`.
-    fn write_directly(&self, entry: &Entry, set: &impl Fn(&str, sys::napi_value) -> u32) -> u32 {
+    /// Sets the elements of `values` this call pushed back to `undefined`.
+    fn let_go(&self) {
+        let mut undefined = ptr::null_mut();
+        // SAFETY: live `env`, valid out-pointer.
+        unsafe { sys::napi_get_undefined(self.env, &mut undefined) };
+        for at in 0..self.next_value.get() {
+            // SAFETY: as in `push_value`; a failure leaves that element as it was.
+            if unsafe { sys::napi_set_element(self.env, self.values, at, undefined) }
+                != sys::Status::napi_ok
+            {
+                let mut error = ptr::null_mut();
+                // SAFETY: live `env`, valid out-pointer.
+                unsafe { sys::napi_get_and_clear_last_exception(self.env, &mut error) };
+            }
+        }
+    }
+
+    /// Writes one entry into the attribute map `object`.
+    fn write_directly(
+        &self,
+        object: sys::napi_value,
+        entry: &Entry,
+        set: &impl Fn(&str, sys::napi_value) -> u32,
+    ) -> u32 {
         let key_index = (entry.code >> 2) as usize;
         let mut value = entry.value;
         match entry.code & 3 {
@@ -320,36 +377,19 @@ impl Sink {
                 unsafe { sys::napi_get_boolean(self.env, kind == TRUE, &mut value) };
             }
         }
-        if key_index == 0 {
-            return name_and_set(self.env, entry.name, value, set);
+        if key_index > 0 {
+            return KEYS.get(key_index - 1).map_or(0, |key| set(key, value));
         }
-        match KEYS.get(key_index - 1) {
-            Some(key) => set(key, value),
-            None => 0,
+        // SAFETY: live handles of the current call: the attribute map, the key string made in
+        // `put`, the value.
+        let status = unsafe { sys::napi_set_property(self.env, object, entry.name, value) };
+        if status == sys::Status::napi_ok {
+            return 0;
         }
-    }
-}
-
-/// Writes `value` under the key whose JavaScript string is `name` (a key not in [`KEYS`]).
-fn name_and_set(
-    env: sys::napi_env,
-    name: sys::napi_value,
-    value: sys::napi_value,
-    set: &impl Fn(&str, sys::napi_value) -> u32,
-) -> u32 {
-    let mut buf = [0u8; 256];
-    let mut len = 0usize;
-    // SAFETY: `buf` is valid for 256 bytes; napi writes at most 255 and a NUL, and the count
-    // without the NUL in `len`.
-    let status = unsafe {
-        sys::napi_get_value_string_latin1(env, name, buf.as_mut_ptr().cast(), buf.len(), &mut len)
-    };
-    match (status == sys::Status::napi_ok)
-        .then(|| std::str::from_utf8(&buf[..len.min(buf.len())]).ok())
-        .flatten()
-    {
-        Some(key) => set(key, value),
-        None => 0,
+        let mut error = ptr::null_mut();
+        // SAFETY: live `env`, valid out-pointer.
+        unsafe { sys::napi_get_and_clear_last_exception(self.env, &mut error) };
+        super::WRITE_FAILED
     }
 }
 
@@ -359,11 +399,17 @@ mod tests {
 
     #[test]
     fn every_key_has_one_code_and_unknown_keys_have_none() {
-        for (i, key) in KEYS.iter().enumerate() {
-            assert_eq!(key_code(key.as_bytes()), i as u32 + 1, "{key}");
+        for from in 0..KEYS.len() + 2 {
+            for (i, key) in KEYS.iter().enumerate() {
+                assert_eq!(
+                    key_code(key.as_bytes(), from),
+                    i as u32 + 1,
+                    "{key} from {from}"
+                );
+            }
+            assert_eq!(key_code(b"gen_ai.unknown", from), 0);
+            assert_eq!(key_code(b"", from), 0);
         }
-        assert_eq!(key_code(b"gen_ai.unknown"), 0);
-        assert_eq!(key_code(b""), 0);
         let mut seen = std::collections::HashSet::new();
         assert!(
             KEYS.iter().all(|k| seen.insert(*k)),
