@@ -348,3 +348,40 @@ test("complete mode keeps what reference mode writes where no rule changes it", 
     for (const [k, v] of Object.entries(s.row.attributes)) assert.deepEqual(s.attrs[k], v, k)
   }
 })
+
+test("rule 5's state: spanEnded is asked at a root span's end only while the mapper keeps tool call ids, and every trace's state is gone at the end", () => {
+  const processor = new GenkitForMaple()
+  const real = processor.mapper.spanEnded.bind(processor.mapper)
+  let asked = 0
+  let lastAnswer
+  processor.mapper.spanEnded = (...args) => {
+    asked++
+    lastAnswer = real(...args)
+    return lastAnswer
+  }
+  let roots = 0
+  let rootsWithoutState = 0
+  for (const file of files) {
+    const rows = load(file)
+    if (rows[0].endTime !== undefined) rows.sort((a, b) => endNs(a) - endNs(b))
+    for (const row of rows) {
+      const span = spanOf(row)
+      const root = span.parentSpanContext === undefined
+      const before = asked
+      if (root && !processor.holdsToolCalls) rootsWithoutState++
+      processor.onEnd(span)
+      if (root) {
+        roots++
+        // The mapper keeps state only while a trace's tool requests wait for their tool spans.
+        if (processor.holdsToolCalls || asked > before) assert.equal(asked, before + 1, row.name)
+      }
+    }
+  }
+  assert.ok(roots > 20, `${roots} root spans`)
+  assert.ok(asked > 0 && asked < roots, `spanEnded asked at ${asked} of ${roots} root ends`)
+  assert.ok(rootsWithoutState > 0)
+  // Every trace ended here: nothing is kept, and the processor knows it.
+  assert.equal(lastAnswer, false)
+  assert.equal(processor.holdsToolCalls, false)
+  assert.equal(processor.mapper.spanEnded("0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331", true), false)
+})

@@ -62,7 +62,8 @@ function normaliseJson(text) {
 }
 
 /**
- * Maps one span in complete mode, in place. Returns problem flags.
+ * Maps one span in complete mode, in place. Returns problem flags, and the binding's
+ * TOOL_CALL_STATE when the mapper keeps tool call id state afterwards.
  * @param {{ mapSpan: Function }} mapper the native Mapper
  * @param {{ errorType: Function }} native the binding
  * @param {((key: string, value: unknown) => [unknown, number]) | undefined} guard content control of
@@ -110,12 +111,14 @@ function mapComplete(mapper, native, span, attrs, subtype, guard) {
   let out = sink.take()
   let result = mapper.mapSpan(attrs, subtype, name, status, type, stack, traceId, spanId, parent, endSeconds, endNanos, out.codes, out.values)
   result |= sink.flush(attrs, out, (result & (P.NEEDS_JS | P.PANIC)) !== 0)
+  // The mapper keeps tool call id state (native TOOL_CALL_STATE): passed on to the processor.
+  const state = result & native.TOOL_CALL_STATE
   if (result & (P.NEEDS_JS | P.PANIC)) {
     // JSON the core's reader refuses but JSON.parse accepts (`1e400`, a lone surrogate escape in
     // a key): map a normalised copy, so complete mode's rules still apply.
     const panic = result & (P.PANIC | P.OUT_OF_MEMORY)
     // Out of memory: a normalised copy would not help; the reference mapping in JS.
-    if (result & P.OUT_OF_MEMORY) return flags | panic | guarded(attrs, guard, js.mapSpanJs)
+    if (result & P.OUT_OF_MEMORY) return flags | state | panic | guarded(attrs, guard, js.mapSpanJs)
     let copy
     try {
       copy = { "genkit:input": normaliseJson(attrs["genkit:input"]), "genkit:output": normaliseJson(attrs["genkit:output"]) }
@@ -128,13 +131,13 @@ function mapComplete(mapper, native, span, attrs, subtype, guard) {
     result |= sink.flush(attrs, out, (result & (P.NEEDS_JS | P.PANIC)) !== 0)
     if (result & (P.NEEDS_JS | P.PANIC)) {
       // Last resort: the reference mapping in JS.
-      return flags | panic | (result & (P.PANIC | P.OUT_OF_MEMORY)) | guarded(attrs, guard, js.mapSpanJs)
+      return flags | state | (result & native.TOOL_CALL_STATE) | panic | (result & (P.PANIC | P.OUT_OF_MEMORY)) | guarded(attrs, guard, js.mapSpanJs)
     }
     // Attributes past the sink's room were written into the copy itself.
     for (const key of Object.keys(copy)) {
       if (!key.startsWith("genkit:")) attrs[key] = copy[key]
     }
-    result |= panic
+    result |= panic | state
   }
   return flags | result
 }

@@ -12,10 +12,14 @@ function isLocalRoot(span) {
   return typeof span.parentSpanId !== "string" || span.parentSpanId === ""
 }
 
-/** Tells the native Mapper the root span of a trace ended. */
+/**
+ * Tells the native Mapper the root span of a trace ended. Returns whether the Mapper still keeps
+ * tool call id state (for some trace); `true` when it could not be told.
+ */
 function endTrace(mapper, span) {
   const ctx = typeof span.spanContext === "function" ? span.spanContext() : undefined
-  if (typeof ctx?.traceId === "string" && typeof ctx.spanId === "string") mapper.spanEnded(ctx.traceId, ctx.spanId, true)
+  if (typeof ctx?.traceId === "string" && typeof ctx.spanId === "string") return mapper.spanEnded(ctx.traceId, ctx.spanId, true) !== false
+  return true
 }
 
 module.exports = { isLocalRoot, endTrace }

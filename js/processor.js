@@ -194,6 +194,9 @@ class GenkitForMaple {
     this.mapper = this.options.mode === "complete" ? mapper : undefined
     this.rules = mapper
     this.guard = contentGuard(this.options, this.native, mapper)
+    // Whether the Mapper may keep tool call id state (rule 5): set from what mapSpan answers,
+    // cleared when spanEnded says none is left.
+    this.holdsToolCalls = false
   }
 
   /** Whether spans are mapped by the native binding (`true`) or the pure-JS mapping. */
@@ -213,8 +216,14 @@ class GenkitForMaple {
       let flags = 0
       if (this.mapper !== undefined) {
         flags = subtype === undefined ? 0 : mapComplete(this.mapper, native, span, attrs, subtype, this.guard)
+        const state = native.TOOL_CALL_STATE
+        if (flags & state) {
+          this.holdsToolCalls = true
+          flags &= ~state
+        }
         // A local root span ended: its trace is complete, its tool call id state can go (rule 5).
-        if (isLocalRoot(span)) endTrace(this.mapper, span)
+        // Only asked while the mapper keeps any (a napi method call costs ~0.5 us a root span).
+        if (this.holdsToolCalls && isLocalRoot(span)) this.holdsToolCalls = endTrace(this.mapper, span)
       } else if (subtype === undefined) {
         // util, flowStep, promptTemplate and non-Genkit spans: nothing to map.
       } else if (native === undefined || (subtype !== "model" && subtype !== "tool")) {

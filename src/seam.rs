@@ -83,6 +83,13 @@ pub(crate) fn core_mapper(options: MapperOptions) -> napi::Result<span::Mapper> 
     })
 }
 
+/// Not a problem: set in what `Mapper.mapSpan` returns when, after the call, the mapper keeps
+/// tool call id state for some trace (rule 5), and what `Mapper.spanEnded` answers with. Without
+/// it the wrapper need not call `spanEnded` when a root span ends (each call costs about half a
+/// microsecond of napi-rs method overhead, on every flow and every non-Genkit root span).
+#[napi]
+pub const TOOL_CALL_STATE: u32 = 1 << 30;
+
 /// The whole-span mapping with one set of options (core `span::Mapper`).
 #[napi]
 pub struct Mapper {
@@ -534,6 +541,11 @@ impl Mapper {
                     return problem::NEEDS_JS;
                 };
                 let mut mapped = mapper.map(&input);
+                let holds = if mapper.holds_tool_calls() {
+                    TOOL_CALL_STATE
+                } else {
+                    0
+                };
                 drop(mapper);
                 if matches!(got_input, Got::Threw) {
                     // Absent-and-broken, as the reference path treats it: no input messages.
@@ -544,9 +556,9 @@ impl Mapper {
                 if mapped.problems & problem::NEEDS_JS != 0
                     || mapped.attributes.iter().any(|(_, v)| has_json(v))
                 {
-                    return mapped.problems | problem::NEEDS_JS;
+                    return mapped.problems | problem::NEEDS_JS | holds;
                 }
-                let mut problems = mapped.problems | threw;
+                let mut problems = mapped.problems | threw | holds;
                 for (key, value) in &mapped.attributes {
                     // Numbers and booleans go into the sink as they are (no JavaScript value).
                     if let (Some(sink), Some((kind, number))) = (&call.sink, sink_scalar(value)) {
@@ -564,23 +576,38 @@ impl Mapper {
         outcome.unwrap_or(problem::PANIC) | call.finish_sink()
     }
 
+    /// Whether the mapper keeps tool call id state (`true` when it cannot tell: busy).
+    fn holds_tool_calls_now(&self) -> bool {
+        try_lock(&self.inner).is_none_or(|m| m.holds_tool_calls())
+    }
+
     /// Tells the mapper that a span it did not map ended: `root` when it is its trace's local root
     /// (the trace is complete here), which frees the trace's tool call id state (rule 5). Ids are
-    /// hex; bad ids are ignored. Never throws.
+    /// hex; bad ids are ignored. Returns whether tool call id state is still kept for some trace
+    /// ([`TOOL_CALL_STATE`]: until it is again, the wrapper need not call this). Never throws.
     #[napi]
-    pub fn span_ended(&self, env: Env, trace_id: Unknown<'_>, span_id: Unknown<'_>, root: bool) {
-        let _ = catch_unwind(AssertUnwindSafe(|| {
+    pub fn span_ended(
+        &self,
+        env: Env,
+        trace_id: Unknown<'_>,
+        span_id: Unknown<'_>,
+        root: bool,
+    ) -> bool {
+        catch_unwind(AssertUnwindSafe(|| {
             // Read into stack buffers, never allocated.
             let (Some(trace), Some(span)) = (
                 hex_arg::<16>(env.raw(), Some(trace_id.raw())),
                 hex_arg::<8>(env.raw(), Some(span_id.raw())),
             ) else {
-                return;
+                return self.holds_tool_calls_now();
             };
             if let Some(mut mapper) = try_lock(&self.inner) {
                 mapper.span_ended(trace, span, root);
+                return mapper.holds_tool_calls();
             }
-        }));
+            true
+        }))
+        .unwrap_or(true)
     }
 }
 

@@ -203,6 +203,11 @@ impl ToolCallPairing {
         }
     }
 
+    /// Whether no state is kept at all (then [`Self::span_ended`] has nothing to do).
+    pub fn is_empty(&self) -> bool {
+        self.groups.is_empty()
+    }
+
     /// The number of pending (not yet taken, not evicted) tool requests.
     pub fn pending(&self) -> usize {
         self.pending

@@ -297,6 +297,12 @@ impl Mapper {
         let key = crate::pairing::SpanKey::from_bytes(trace_id, span_id);
         self.pairing.span_ended(key, root);
     }
+
+    /// Whether tool call id state is kept for any trace (rule 5): when not, [`Self::span_ended`]
+    /// has nothing to free, and a caller may skip telling it.
+    pub fn holds_tool_calls(&self) -> bool {
+        !self.pairing.is_empty()
+    }
 }
 
 /// `String(attrs["genkit:name"])` of seed 000: `"undefined"` when absent.
