@@ -1,7 +1,7 @@
 "use strict"
 // The attribute sink (src/sink.rs, js/sink.js): the binding records a span's gen_ai.* attributes
 // and the wrapper writes them with named stores, so V8 keeps Genkit's attribute maps in fast mode
-// (issue 9). Checked: both key tables agree and every named store writes its own key; the
+// (issue 9). Checked: every named store writes the key of the binding's table it stands for; the
 // attribute maps of real corpus spans stay in fast mode in both modes (they became dictionaries
 // when napi wrote them); a full, missing or wrong sink gives the same attributes as the sink; a
 // setter that re-enters onEnd gets a sink of its own.
@@ -41,11 +41,12 @@ function shell(row, attributes) {
 
 const entries = (a) => Object.keys(a).map((k) => [k, a[k]])
 /** The sink's code of `key` with value kind `kind` (src/sink.rs, Layout). */
-const code = (key, kind) => ((sink.KEYS.indexOf(key) + 1) << 2) | kind
+const KEYS = native.sinkKeys()
+const code = (key, kind) => ((KEYS.indexOf(key) + 1) << 2) | kind
 
-test("the key tables of src/sink.rs and js/sink.js are the same list, and each named store writes its own key", () => {
-  assert.deepEqual(native.sinkKeys(), sink.KEYS)
-  for (const [i, key] of sink.KEYS.entries()) {
+test("js/sink.js writes each key of src/sink.rs's table under its own code", () => {
+  assert.ok(KEYS.length >= 30)
+  for (const [i, key] of KEYS.entries()) {
     const out = sink.take()
     out.codes[0] = 1
     out.codes[1] = ((i + 1) << 2) | 1 // a number

@@ -42,10 +42,11 @@ pub(crate) const TRUE: u32 = 2;
 /// The value is `false`.
 pub(crate) const FALSE: u32 = 3;
 
-/// The keys the writers write, in the order of `js/sink.js`'s named stores (a test compares the
-/// two lists through [`sink_keys`]). A key not in this list still goes through the sink, by name.
-/// Listed in the order the writers write them (complete mode's model spans, then the others), so
-/// [`Sink::put`]'s search from the last key found ends at its first step.
+/// The keys the writers write, in the order of `js/sink.js`'s named stores (the tests check each
+/// of its cases against this list, through [`sink_keys`]). A key not in this list still goes
+/// through the sink, by name. Listed in the order the writers write them (complete mode's model
+/// spans, then the others), so [`Sink::put`]'s search from the last key found ends at its first
+/// step.
 pub const KEYS: &[&str] = &[
     "gen_ai.operation.name",
     "gen_ai.provider.name",
@@ -91,7 +92,7 @@ fn key_code(key: &[u8], from: usize) -> u32 {
         .map_or(0, |i| i as u32 + 1)
 }
 
-/// [`KEYS`], for the test that checks `js/sink.js` writes the same keys in the same order.
+/// [`KEYS`], for the test that checks each case of `js/sink.js` writes the key of its code.
 #[napi]
 pub fn sink_keys() -> Vec<String> {
     KEYS.iter().map(|k| k.to_string()).collect()
