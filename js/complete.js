@@ -112,7 +112,7 @@ function mapComplete(mapper, native, span, attrs, subtype, guard) {
   let result = mapper.mapSpan(attrs, subtype, name, status, type, stack, traceId, spanId, parent, endSeconds, endNanos, out.codes, out.values)
   result |= sink.flush(attrs, out, (result & (P.NEEDS_JS | P.PANIC)) !== 0)
   // The mapper keeps tool call id state (native TOOL_CALL_STATE): passed on to the processor.
-  const state = result & native.TOOL_CALL_STATE
+  let state = result & native.TOOL_CALL_STATE
   if (result & (P.NEEDS_JS | P.PANIC)) {
     // JSON the core's reader refuses but JSON.parse accepts (`1e400`, a lone surrogate escape in
     // a key): map a normalised copy, so complete mode's rules still apply.
@@ -129,9 +129,10 @@ function mapComplete(mapper, native, span, attrs, subtype, guard) {
     out = sink.take()
     result = copy === undefined ? P.NEEDS_JS : mapper.mapSpan(copy, subtype, name, status, type, stack, traceId, spanId, parent, endSeconds, endNanos, out.codes, out.values)
     result |= sink.flush(attrs, out, (result & (P.NEEDS_JS | P.PANIC)) !== 0)
+    state |= result & native.TOOL_CALL_STATE
     if (result & (P.NEEDS_JS | P.PANIC)) {
       // Last resort: the reference mapping in JS.
-      return flags | state | (result & native.TOOL_CALL_STATE) | panic | (result & (P.PANIC | P.OUT_OF_MEMORY)) | guarded(attrs, guard, js.mapSpanJs)
+      return flags | state | panic | (result & (P.PANIC | P.OUT_OF_MEMORY)) | guarded(attrs, guard, js.mapSpanJs)
     }
     // Attributes past the sink's room were written into the copy itself.
     for (const key of Object.keys(copy)) {

@@ -4,13 +4,12 @@
 // as the reference processor of seed 000 writes them. V8 keeps an object written that way in
 // fast mode (up to 128 properties); the same writes made through napi are keyed stores, which
 // turn a Genkit span's attribute map into a dictionary after 12 added properties, and cost a key
-// lookup and a runtime transition each (issue 9; BENCHMARKS.md "The attribute sink").
+// lookup and a runtime transition each (issue 9; BENCHMARKS.md "Stop 18").
 
 const { P } = require("./mapping")
 
 /** Entries one sink holds; a span that writes more has the rest written by the binding itself. */
 const ENTRIES = 64
-
 
 /**
  * Assigns `value` to attribute `code` of `a` (1 + the key's index in src/sink.rs `KEYS`, in its
@@ -121,4 +120,4 @@ function flush(attrs, sink, discard) {
   return flags
 }
 
-module.exports = { take, write, flush, ENTRIES }
+module.exports = { take, write, flush }

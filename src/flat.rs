@@ -764,8 +764,8 @@ mod tests {
     #[test]
     fn decodes_the_stream_with_positions() {
         let mut positions = Vec::new();
-        // ok: test code (cfg(test)); a stream that does not decode fails this test, nothing else.
-        let request = decode(&one_span(), Some(&mut positions)).expect("decodes");
+        // A stream that does not decode fails this test, nothing else (cfg(test)).
+        let request = decode(&one_span(), Some(&mut positions)).expect("decodes"); // ok: test code
         assert_eq!(positions, vec![(0, 0, 0)]);
         let span = &request.resource_spans[0].scope_spans[0].spans[0];
         assert_eq!(
@@ -798,8 +798,8 @@ mod tests {
             .nums
             .iter()
             .rposition(|&x| x == 1.0)
-            // ok: test code (cfg(test)); one_span() always has a string attribute value.
-            .expect("the span has a string attribute value");
+            // one_span() always has a string attribute value (cfg(test)).
+            .expect("the span has a string attribute value"); // ok: test code
         let depth = 100_000;
         let mut nums = flat.nums[..at].to_vec();
         for _ in 0..depth {

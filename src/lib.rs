@@ -773,17 +773,20 @@ pub fn map_tool_span(
         // may change it.
         let arguments = with_arguments.unwrap_or(false) && rules.is_none_or(|r| r.captures());
         let reads_value = rules.is_some_and(|r| !r.is_passthrough());
+        // The flags of the arguments once written (by the slice path below).
+        let mut arguments_written: Option<u32> = None;
         // Issue 13: a long JSON string without escapes, checked in chunks, written as a slice.
         if let (Some(slice), Some(len)) = (slice, call.string_length(output)) {
             if len >= slice::STREAM_UNITS && !reads_value {
-                // Rules that read nothing: the arguments as they are, first (seed 000's order).
-                // Should the slice path fall through, the path below writes the same value again.
+                // Rules that read nothing: the arguments as they are, first (seed 000's order),
+                // once: should the slice path fall through, the path below does not write them.
                 let mut written = content::Written::default();
                 let args = if arguments {
                     write_arguments(&call, rules, input, None, &mut written)
                 } else {
                     0
                 };
+                arguments_written = Some(args);
                 if let Some(flags) = slice::plain_string(&call, output, len, slice, key) {
                     return args | flags;
                 }
@@ -812,9 +815,13 @@ pub fn map_tool_span(
             }
             let mut written = content::Written::default();
             let mut flags = 0;
-            if arguments {
-                let text = input_text.then_some(input_buf.as_str());
-                flags |= write_arguments(&call, rules, input, text, &mut written);
+            match arguments_written {
+                Some(args) => flags |= args,
+                None if arguments => {
+                    let text = input_text.then_some(input_buf.as_str());
+                    flags |= write_arguments(&call, rules, input, text, &mut written);
+                }
+                None => {}
             }
             let write = |value: &str, written: &mut content::Written| {
                 slice::write_range(&call, rules, key, value, whole, output, slice, written)

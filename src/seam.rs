@@ -310,67 +310,6 @@ fn ascii_arg<const N: usize>(
     std::str::from_utf8(&buf[..written]).ok()
 }
 
-/// The stack buffer of [`utf8_arg`].
-const NAME_BYTES: usize = 256;
-
-/// Reads a string argument as UTF-8 (lone surrogates as U+FFFD, as napi-rs's `String` reads it):
-/// into `buf` when it fits with room to spare (one napi call, no allocation), else into `heap`,
-/// reserved fallibly. `None` when `value` is not a string or a buffer cannot be had.
-fn utf8_arg<'b>(
-    env: sys::napi_env,
-    value: sys::napi_value,
-    buf: &'b mut [u8; NAME_BYTES],
-    heap: &'b mut String,
-) -> Option<&'b str> {
-    let mut written = 0usize;
-    // SAFETY: `buf` is valid for `NAME_BYTES` bytes; napi writes at most `NAME_BYTES - 1` and a
-    // NUL, whole characters only, and reports the count without the NUL in `written`. A value
-    // that is not a string makes napi return `napi_string_expected` without an exception.
-    let status = unsafe {
-        sys::napi_get_value_string_utf8(
-            env,
-            value,
-            buf.as_mut_ptr().cast(),
-            NAME_BYTES,
-            &mut written,
-        )
-    };
-    if status != sys::Status::napi_ok {
-        return None;
-    }
-    // A character is at most 4 bytes: with more than 4 bytes left over, nothing was cut.
-    if written + 4 < NAME_BYTES - 1 {
-        return std::str::from_utf8(&buf[..written]).ok();
-    }
-    let mut len = 0usize;
-    // SAFETY: a null buffer asks for the UTF-8 length only; `value` is a string (read above).
-    if unsafe { sys::napi_get_value_string_utf8(env, value, ptr::null_mut(), 0, &mut len) }
-        != sys::Status::napi_ok
-    {
-        return None;
-    }
-    let mut bytes: Vec<u8> = Vec::new();
-    bytes.try_reserve_exact(len.checked_add(1)?).ok()?;
-    // SAFETY: `bytes` has capacity for `len + 1` bytes; napi writes at most that many (NUL
-    // included) and reports the count without the NUL.
-    let status = unsafe {
-        sys::napi_get_value_string_utf8(
-            env,
-            value,
-            bytes.as_mut_ptr().cast(),
-            len + 1,
-            &mut written,
-        )
-    };
-    if status != sys::Status::napi_ok {
-        return None;
-    }
-    // SAFETY: napi initialised `written <= len` bytes.
-    unsafe { bytes.set_len(written.min(len)) };
-    *heap = String::from_utf8(bytes).ok()?;
-    Some(heap.as_str())
-}
-
 /// A hex id argument (`traceId`, `spanId`) as bytes; `None` when it is not a string of `2 * N`
 /// hex digits ([`span::parse_hex`]).
 fn hex_arg<const N: usize>(env: sys::napi_env, value: Option<sys::napi_value>) -> Option<[u8; N]> {
@@ -471,7 +410,7 @@ impl Mapper {
         env: Env,
         attributes: Object<'_>,
         subtype: Unknown<'_>,
-        name: Option<Unknown<'_>>,
+        name: Option<String>,
         status: u32,
         exception_type: Option<String>,
         exception_stacktrace: Option<String>,
@@ -495,11 +434,6 @@ impl Mapper {
             let trace_id = hex_arg::<16>(call.env, trace_id.map(|v| v.raw()));
             let span_id = hex_arg::<8>(call.env, span_id.map(|v| v.raw()));
             let parent_span_id = hex_arg::<8>(call.env, parent_span_id.map(|v| v.raw()));
-            // `genkit:name` (a model or tool name): short, read into a stack buffer.
-            let mut name_buf = [0u8; NAME_BYTES];
-            let mut name_heap = String::new();
-            let name =
-                name.and_then(|v| utf8_arg(call.env, v.raw(), &mut name_buf, &mut name_heap));
             with_buffers(|input_buf, output_buf| {
                 let got_input = read_lossy(&call, c"genkit:input", input_buf);
                 let got_output = read_lossy(&call, c"genkit:output", output_buf);
@@ -522,7 +456,7 @@ impl Mapper {
                 }
                 let input = SpanInput {
                     subtype: Some(subtype),
-                    name,
+                    name: name.as_deref(),
                     input: matches!(got_input, Got::Str).then_some(input_buf.as_str()),
                     output: matches!(got_output, Got::Str).then_some(output_buf.as_str()),
                     conversation_id: None,

@@ -10,8 +10,7 @@
 //! transition in V8's runtime, and every later reader (the exporter's serializer) read a
 //! dictionary. The wrapper's writer assigns each attribute with a named store
 //! (`attrs["gen_ai.usage.cost"] = value`), as the reference processor of seed 000 writes them,
-//! which V8 keeps in fast mode up to 128 properties (issue 9, BENCHMARKS.md "The attribute
-//! sink").
+//! which V8 keeps in fast mode up to 128 properties (issue 9, BENCHMARKS.md "Stop 18").
 //!
 //! # Layout
 //! The sink is two JavaScript values the wrapper owns and reuses:
@@ -147,8 +146,13 @@ pub(crate) struct Sink {
     broken: Cell<bool>,
 }
 
-/// The elements of the `Float64Array` `codes` (pointer, length), or `None` when it is not one.
-fn float64_elements(env: sys::napi_env, codes: sys::napi_value) -> Option<(*mut f64, usize)> {
+/// The elements of the `Float64Array` `codes` (pointer, length), or `None` when it is not one;
+/// with `to_write`, also `None` when it is over a `SharedArrayBuffer`.
+fn float64_elements(
+    env: sys::napi_env,
+    codes: sys::napi_value,
+    to_write: bool,
+) -> Option<(*mut f64, usize)> {
     let mut kind = sys::TypedarrayType::int8_array;
     let mut length = 0usize;
     let mut data = ptr::null_mut();
@@ -175,6 +179,9 @@ fn float64_elements(env: sys::napi_env, codes: sys::napi_value) -> Option<(*mut 
     {
         return None;
     }
+    if !to_write {
+        return Some((data, length));
+    }
     // Not over a SharedArrayBuffer: another thread could access that memory while `finish`
     // writes it (`napi_is_arraybuffer` is false for a shared one).
     let mut plain = false;
@@ -191,7 +198,8 @@ impl Sink {
         codes: sys::napi_value,
         values: sys::napi_value,
     ) -> Option<Sink> {
-        let (_, length) = float64_elements(env, codes)?;
+        // Only its length now; `finish` checks it again before writing.
+        let (_, length) = float64_elements(env, codes, false)?;
         if length < 3 {
             return None;
         }
@@ -308,7 +316,7 @@ impl Sink {
             return 0;
         };
         let entries = &entries[..n.min(ENTRIES)];
-        match float64_elements(self.env, self.codes) {
+        match float64_elements(self.env, self.codes, true) {
             Some((data, length)) if length > 2 * n => {
                 // SAFETY: `data` points to `length` aligned f64 elements of the typed array over
                 // a non-shared buffer, read just now; no JavaScript runs until this loop ends (no
