@@ -65,7 +65,7 @@ pub(crate) fn write_original(
 }
 
 /// Writes what [`Content::filter`] answered other than `Same`.
-fn write_filtered(
+pub(crate) fn write_filtered(
     call: &Call,
     key: &'static CStr,
     filtered: Filtered,

@@ -823,14 +823,17 @@ pub fn map_tool_span(
                 }
                 None => {}
             }
-            let write = |value: &str, written: &mut content::Written| {
-                slice::write_range(&call, rules, key, value, whole, output, slice, written)
+            let write = |value: &str, json: Option<bool>, written: &mut content::Written| {
+                slice::write_range(
+                    &call, rules, key, value, json, whole, output, slice, written,
+                )
             };
             flags |= match result {
                 None => 0,
                 Some(ToolResult::Invalid) => problem::TOOL_OUTPUT_NOT_JSON,
-                Some(ToolResult::Text(text)) => write(&text, &mut written),
-                Some(ToolResult::Json(json)) => write(json, &mut written),
+                // A string result's text may itself be JSON: the rules ask.
+                Some(ToolResult::Text(text)) => write(&text, None, &mut written),
+                Some(ToolResult::Json(json)) => write(json, Some(true), &mut written),
                 Some(ToolResult::NeedsJs | ToolResult::OutOfMemory) => 0,
             };
             flags | content::finish(&call, &written)

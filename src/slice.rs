@@ -92,7 +92,8 @@ fn unit_range(whole: &str, part: &str) -> Option<(usize, usize)> {
 
 /// Writes content attribute `key` = `value`, as `content::write` does, except that a value the
 /// rules leave as it is and that lies inside `whole` (the UTF-8 copy of the JavaScript string
-/// `parent`) is created as a slice of `parent`, without a copy.
+/// `parent`) is created as a slice of `parent`, without a copy. `json`: whether `value` is known
+/// to be valid JSON ([`Content::filter_as`]). The rules run once.
 /// Returns problem flags.
 #[allow(clippy::too_many_arguments)] // ok: the call's handles, the rules and the value's origin
 pub(crate) fn write_range(
@@ -100,18 +101,14 @@ pub(crate) fn write_range(
     content: Option<&Content>,
     key: &'static CStr,
     value: &str,
+    json: Option<bool>,
     whole: &str,
     parent: sys::napi_value,
     slice: Option<sys::napi_value>,
     written: &mut super::content::Written,
 ) -> u32 {
-    let same = match content {
-        None => true,
-        Some(rules) => matches!(
-            rules.filter(key.to_str().unwrap_or(""), value),
-            Filtered::Same
-        ),
-    };
+    let filtered = content.map(|rules| rules.filter_as(key.to_str().unwrap_or(""), value, json));
+    let same = matches!(filtered, None | Some(Filtered::Same));
     // Short values are copied: below [`SLICE_BYTES`] the call into `String.prototype.slice`
     // costs more than the copy it spares.
     let range = match slice {
@@ -120,9 +117,10 @@ pub(crate) fn write_range(
         }
         _ => None,
     };
-    match range {
-        Some((slice, a, b)) => call.set_with(key, || slice_of(call, slice, parent, a, b)),
-        None => super::content::write(call, content, key, value, written),
+    match (range, filtered) {
+        (Some((slice, a, b)), _) => call.set_with(key, || slice_of(call, slice, parent, a, b)),
+        (None, None | Some(Filtered::Same)) => call.set_string(key, value),
+        (None, Some(other)) => super::content::write_filtered(call, key, other, written),
     }
 }
 

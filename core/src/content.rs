@@ -120,7 +120,15 @@ impl Content {
     /// Applies the rules to one content attribute's string `value` (`key` chooses how: message
     /// arrays are capped by dropping messages; tool arguments and results are scrubbed and capped
     /// as JSON when they are JSON, as text otherwise).
-    pub fn filter<'a>(&self, key: &str, value: &'a str) -> Filtered {
+    pub fn filter(&self, key: &str, value: &str) -> Filtered {
+        self.filter_as(key, value, None)
+    }
+
+    /// [`Content::filter`] when the caller knows whether a tool payload `value` is valid JSON
+    /// (`Some(true)`: a tool result the mapping has parsed, `Some(false)`: text); `None` asks
+    /// (one validation of the whole value). A wrong `Some(true)` only changes how the value is
+    /// scrubbed and capped, never whether it is.
+    pub fn filter_as<'a>(&self, key: &str, value: &'a str, json: Option<bool>) -> Filtered {
         if !self.capture {
             return Filtered::Withheld(0);
         }
@@ -130,7 +138,8 @@ impl Content {
         let messages = key == sc::INPUT_MESSAGES || key == sc::OUTPUT_MESSAGES;
         let tool = key == keys::TOOL_CALL_ARGUMENTS || key == sc::TOOL_CALL_RESULT;
         // Tool payloads are any text; the message attributes are the writers' JSON.
-        let mut json: Option<bool> = if tool { None } else { Some(true) };
+        let known_json = !tool || json == Some(true);
+        let mut json: Option<bool> = if tool { json } else { Some(true) };
         let mut is_json = |v: &str| -> bool {
             *json.get_or_insert_with(|| serde_json::from_str::<serde::de::IgnoredAny>(v).is_ok())
         };
@@ -139,8 +148,9 @@ impl Content {
         let withheld = |_oom: bool| Filtered::Withheld(problem::CONTENT_WITHHELD);
         let scrubbed: Cow<'a, str> = match &self.scrubber {
             None => Cow::Borrowed(value),
-            // The message attributes are JSON: `Scrubber::json` has the same fast path inside.
-            Some(s) if !tool => match s.json(value) {
+            // The message attributes are JSON, and so are tool results the mapping has parsed:
+            // `Scrubber::json` has the same fast path inside.
+            Some(s) if known_json => match s.json(value) {
                 Ok(v) => v,
                 Err(_) => return withheld(true),
             },

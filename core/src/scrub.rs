@@ -4,9 +4,12 @@
 //! before the attribute is written (seed 003, "Content": "Never put API keys or `Authorization`
 //! headers in any attribute").
 //!
-//! One [`regex::RegexSet`] of every pattern (the [`DEFAULT_PATTERNS`] plus the user's) is compiled
-//! once per processor ([`Scrubber::new`]); it answers "does anything match?" in one scan of a
-//! string. Only when it does are the individual regexes run to find what to replace.
+//! The patterns are compiled once per processor ([`Scrubber::new`]). Every built-in pattern has
+//! needles, literals each of its matches holds ([`Pattern::needles`]): one vectorised scan for all
+//! of them answers "can anything match?", and a built-in pattern is run only where one of its
+//! needles occurs, anchored at the few offsets its match may start at ([`Pattern::lead`]). The
+//! user's patterns have no needles: one [`regex::RegexSet`] scan of the string, then each pattern
+//! that matched.
 //!
 //! The unit of work is one JSON string literal, as the message writers copy it from Genkit's JSON
 //! ([`Scrubber::json_string`]), or a whole JSON value such as a tool call's arguments
@@ -17,8 +20,11 @@
 //! under a key that names a credential ([`is_secret_key`]: `Authorization`, `api_key`,
 //! `aws_secret_access_key`, ...) is replaced whole.
 //!
-//! Cost when nothing matches: one `RegexSet` scan of each string (plus a decode into a scratch
-//! buffer for strings holding escapes); nothing is allocated for the output (`Cow::Borrowed`).
+//! Cost when nothing matches: one needle scan of each string (several GB/s; plus a decode into a
+//! scratch buffer for strings holding escapes, and a `RegexSet` scan with user patterns); nothing
+//! is allocated for the output (`Cow::Borrowed`). Look-alikes (`task-force` holds `sk-`) cost a
+//! few anchored tries each; text dense with needles falls back to one search of the whole text
+//! per pattern, so no text costs much more than that.
 //!
 //! Errors: the only failure is an allocation that cannot be made ([`TryReserveError`]); the caller
 //! must then leave the attribute out rather than write it unscrubbed.
@@ -26,6 +32,8 @@
 use crate::jsonstr::{self, Unit};
 use aho_corasick::AhoCorasick;
 use regex::{Regex, RegexSet};
+use regex_automata::util::primitives::NonMaxUsize;
+use regex_automata::{meta, Anchored, Input, PatternID};
 use std::borrow::Cow;
 use std::collections::TryReserveError;
 
@@ -47,6 +55,11 @@ pub struct Pattern {
     /// Literals every match contains (compared ignoring ASCII case): a string holding none of
     /// the needles of any pattern is clean without running the regexes.
     pub needles: &'static [&'static str],
+    /// The most bytes any match holds before the first of its needles (`proxy-` before
+    /// `authorization`: 6). The regex is tried only at the `lead + 1` offsets up to each needle
+    /// hit, so this must hold for every match; `tests::needle_driven_ranges_equal_a_whole_text_search`
+    /// checks it against a search of the whole text.
+    pub lead: usize,
 }
 
 // `(?-u:\b)` is an ASCII word boundary: the regex crate's fast engines cannot run a Unicode `\b`
@@ -87,6 +100,7 @@ pub const DEFAULT_PATTERNS: &[Pattern] = &[
         ),
         needs_digit: false,
         needles: &["authorization"],
+        lead: 6,
     },
     Pattern {
         name: "bearer token",
@@ -97,24 +111,28 @@ pub const DEFAULT_PATTERNS: &[Pattern] = &[
         ),
         needs_digit: true,
         needles: &["bearer"],
+        lead: 0,
     },
     Pattern {
         name: "Anthropic API key",
         regex: concat!(b!(), r"sk-ant-[A-Za-z0-9_\-]{20,}"),
         needs_digit: false,
         needles: &["sk-ant-"],
+        lead: 0,
     },
     Pattern {
         name: "OpenAI API key",
         regex: concat!(b!(), r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
         needs_digit: true,
         needles: &["sk-"],
+        lead: 0,
     },
     Pattern {
         name: "Google API key",
         regex: concat!(b!(), r"AIza[0-9A-Za-z_\-]{35}"),
         needs_digit: false,
         needles: &["AIza"],
+        lead: 0,
     },
     Pattern {
         name: "AWS access key id",
@@ -125,6 +143,7 @@ pub const DEFAULT_PATTERNS: &[Pattern] = &[
         ),
         needs_digit: false,
         needles: &["AKIA", "ASIA", "ABIA", "ACCA", "A3T"],
+        lead: 0,
     },
     Pattern {
         name: "credential pair (aws_secret_access_key=..., api_key: ...)",
@@ -149,6 +168,7 @@ pub const DEFAULT_PATTERNS: &[Pattern] = &[
             "refresh-token",
             "refreshtoken",
         ],
+        lead: 11,
     },
     Pattern {
         name: "GitHub token",
@@ -158,6 +178,7 @@ pub const DEFAULT_PATTERNS: &[Pattern] = &[
         ),
         needs_digit: false,
         needles: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
+        lead: 0,
     },
     Pattern {
         name: "Slack token or webhook",
@@ -167,6 +188,7 @@ pub const DEFAULT_PATTERNS: &[Pattern] = &[
         ),
         needs_digit: false,
         needles: &["xox", "xapp-", "hooks.slack.com"],
+        lead: 8,
     },
     Pattern {
         name: "JSON Web Token",
@@ -176,18 +198,21 @@ pub const DEFAULT_PATTERNS: &[Pattern] = &[
         ),
         needs_digit: false,
         needles: &["eyJ"],
+        lead: 0,
     },
     Pattern {
         name: "private key block",
         regex: r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----|\z)",
         needs_digit: false,
         needles: &["-----BEGIN"],
+        lead: 0,
     },
     Pattern {
         name: "Maple ingest key",
         regex: concat!(b!(), r"maple_(?:sk|pk)_[A-Za-z0-9_\-]{8,}"),
         needs_digit: false,
         needles: &["maple_sk_", "maple_pk_"],
+        lead: 0,
     },
 ];
 
@@ -218,14 +243,17 @@ const MIN_KEYED_SECRET: usize = 8;
 pub struct Scrubber {
     /// The needles of the default patterns, ASCII case-insensitive ([`Needles`]).
     prefilter: Needles,
-    /// The user's patterns alone, which have no needles; `None` without any.
+    /// Per [`DEFAULT_PATTERNS`] entry, its regex, searched anchored at the offsets before each
+    /// hit of its needles ([`Scrubber::ranges`]).
+    defaults: Vec<meta::Regex>,
+    /// Per [`DEFAULT_PATTERNS`] entry, the index of its `secret` capture group, when it has one.
+    default_groups: Vec<Option<usize>>,
+    /// The user's patterns alone, which have no needles: one set scan of the whole text, then
+    /// each pattern that matched; `None` without any.
     user: Option<RegexSet>,
-    set: RegexSet,
-    regexes: Vec<Regex>,
-    /// Per pattern: [`Pattern::needs_digit`].
-    needs_digit: Vec<bool>,
-    /// Per pattern: the index of the `secret` capture group, when there is one.
-    secret_group: Vec<Option<usize>>,
+    user_regexes: Vec<Regex>,
+    /// Per user pattern: the index of its `secret` capture group, when it has one.
+    user_groups: Vec<Option<usize>>,
 }
 
 /// A user pattern that does not compile.
@@ -243,6 +271,17 @@ impl std::fmt::Display for PatternError {
     }
 }
 
+/// Slots for an anchored search of a default pattern: the whole match and groups 1-3 (a test
+/// checks every `secret` group of [`DEFAULT_PATTERNS`] fits).
+const SLOTS: usize = 8;
+
+/// Why [`Scrubber::ranges`] stopped walking the needle hits.
+enum Stop {
+    Alloc(TryReserveError),
+    /// More tries than the budget: the patterns are searched whole instead.
+    Dense,
+}
+
 impl Scrubber {
     /// The [`DEFAULT_PATTERNS`] plus `extra` (`regex` crate syntax; a group named `secret`
     /// restricts the replacement to that group; every match is replaced otherwise).
@@ -250,37 +289,29 @@ impl Scrubber {
     /// Errors: the first user pattern that does not compile, or a set too large for the regex
     /// crate's default size limit.
     pub fn new<S: AsRef<str>>(extra: &[S]) -> Result<Scrubber, PatternError> {
-        let mut sources: Vec<&str> = DEFAULT_PATTERNS.iter().map(|p| p.regex).collect(); // ok: small, fixed
-        let mut needs_digit: Vec<bool> = DEFAULT_PATTERNS.iter().map(|p| p.needs_digit).collect(); // ok: small
-        let mut regexes = Vec::new();
-        for p in DEFAULT_PATTERNS {
-            regexes.push(Regex::new(p.regex).map_err(|e| PatternError {
-                index: usize::MAX,
-                message: e.to_string(),
-            })?);
-        }
-        for (index, source) in extra.iter().enumerate() {
-            let source = source.as_ref();
-            let re = Regex::new(source).map_err(|e| PatternError {
-                index,
-                message: e.to_string(),
-            })?;
-            regexes.push(re);
-            sources.push(source);
-            needs_digit.push(false);
-        }
-        let set = RegexSet::new(&sources).map_err(|e| PatternError {
-            index: usize::MAX,
-            message: e.to_string(),
-        })?;
-        let secret_group = regexes
-            .iter()
-            .map(|re| re.capture_names().position(|n| n == Some("secret")))
-            .collect();
         let internal = |message: String| PatternError {
             index: usize::MAX,
             message,
         };
+        let mut defaults = Vec::new(); // ok: small, fixed
+        let mut default_groups = Vec::new(); // ok: small, fixed
+        for p in DEFAULT_PATTERNS {
+            let re = meta::Regex::new(p.regex).map_err(|e| internal(e.to_string()))?;
+            default_groups.push(re.group_info().to_index(PatternID::ZERO, "secret"));
+            defaults.push(re);
+        }
+        let mut user_regexes = Vec::new();
+        for (index, source) in extra.iter().enumerate() {
+            let re = Regex::new(source.as_ref()).map_err(|e| PatternError {
+                index,
+                message: e.to_string(),
+            })?;
+            user_regexes.push(re);
+        }
+        let user_groups = user_regexes
+            .iter()
+            .map(|re| re.capture_names().position(|n| n == Some("secret")))
+            .collect();
         let prefilter = Needles::new().map_err(internal)?;
         let user = if extra.is_empty() {
             None
@@ -292,11 +323,11 @@ impl Scrubber {
         };
         Ok(Scrubber {
             prefilter,
+            defaults,
+            default_groups,
             user,
-            set,
-            regexes,
-            needs_digit,
-            secret_group,
+            user_regexes,
+            user_groups,
         })
     }
 
@@ -309,36 +340,117 @@ impl Scrubber {
         }
     }
 
-    /// Whether `text` holds nothing any pattern matches (one `RegexSet` scan). A pattern match
-    /// that the letter-and-digit rule would keep still counts as a match here.
+    /// Whether `text` holds nothing any pattern matches: no needle of a default pattern (one
+    /// vectorised scan) and no match of a user pattern. A pattern match that the
+    /// letter-and-digit rule would keep still counts as a match here.
     pub fn is_clean(&self, text: &str) -> bool {
-        self.prefilter.find(text.as_bytes(), 0).is_none()
-            && !self.user.as_ref().is_some_and(|u| u.is_match(text))
+        self.scan(text, 0).is_none()
+    }
+
+    /// `None` when `text` is clean ([`Scrubber::is_clean`]); otherwise where to look: the first
+    /// needle hit at or after `from` (`usize::MAX`: none) and whether a user pattern matches.
+    fn scan(&self, text: &str, from: usize) -> Option<(usize, bool)> {
+        let hit = self.prefilter.find(text.as_bytes(), from);
+        let user = self.user.as_ref().is_some_and(|u| u.is_match(text));
+        match (hit, user) {
+            (None, false) => None,
+            (hit, user) => Some((hit.unwrap_or(usize::MAX), user)),
+        }
     }
 
     /// The byte ranges of `text` to replace, sorted and merged; empty when nothing matches.
-    fn ranges(&self, text: &str) -> Result<Vec<(usize, usize)>, TryReserveError> {
+    /// `first` is the first needle hit (`usize::MAX`: none; no needle occurs before it) and
+    /// `user` whether a user pattern matches somewhere ([`Scrubber::scan`]).
+    ///
+    /// Every match of a default pattern holds one of its needles at most [`Pattern::lead`] bytes
+    /// from its start, so the pattern is tried, anchored, only at the offsets from `lead` before
+    /// each hit of its needles up to the hit, in increasing order, and a match found moves the
+    /// next try past its end: the matches of a whole-text leftmost-first search (`find_iter`),
+    /// at the cost of a few anchored tries per needle hit instead of a scan of the whole text per
+    /// pattern. User patterns have no needles: a set scan, then `find_iter` of each that matched.
+    fn ranges(
+        &self,
+        text: &str,
+        first: usize,
+        user: bool,
+    ) -> Result<Vec<(usize, usize)>, TryReserveError> {
         let mut ranges: Vec<(usize, usize)> = Vec::new();
-        for i in self.set.matches(text).iter() {
-            let re = &self.regexes[i];
-            let mut push = |s: usize, e: usize| -> Result<(), TryReserveError> {
-                if s < e && (!self.needs_digit[i] || letter_and_digit(&text[s..e])) {
-                    ranges.try_reserve(1)?;
-                    ranges.push((s, e));
-                }
-                Ok(())
-            };
-            match self.secret_group[i] {
-                Some(g) => {
-                    for caps in re.captures_iter(text) {
-                        if let Some(m) = caps.get(g).or_else(|| caps.get(0)) {
-                            push(m.start(), m.end())?;
+        let mut push = |s: usize, e: usize, needs_digit: bool| -> Result<(), TryReserveError> {
+            if s < e && (!needs_digit || letter_and_digit(&text[s..e])) {
+                ranges.try_reserve(1)?;
+                ranges.push((s, e));
+            }
+            Ok(())
+        };
+        if first != usize::MAX {
+            // Per default pattern: the smallest offset it may still be tried at.
+            let mut cursor = [0usize; DEFAULT_PATTERNS.len()];
+            let mut slots = [None; SLOTS];
+            // Dense needle hits (text made of `sk-` and `xox`) would cost a try each: past this
+            // many tries, every pattern is searched from its cursor instead (the whole-text cost).
+            let budget = 64 + text.len() / 128;
+            let mut tries = 0usize;
+            let walked = self
+                .prefilter
+                .each_hit(text.as_bytes(), first, |(hit, needle)| {
+                    for &(p, back) in &self.prefilter.candidates[needle] {
+                        let mut at = hit.saturating_sub(back).max(cursor[p]);
+                        while at <= hit {
+                            if text.is_char_boundary(at) {
+                                tries += 1;
+                                if let Some((s, e, end)) =
+                                    self.search(p, text, at, true, &mut slots)
+                                {
+                                    push(s, e, DEFAULT_PATTERNS[p].needs_digit)
+                                        .map_err(Stop::Alloc)?;
+                                    at = end;
+                                    break;
+                                }
+                            }
+                            at += 1;
+                        }
+                        cursor[p] = at;
+                    }
+                    if tries > budget {
+                        return Err(Stop::Dense);
+                    }
+                    Ok(())
+                });
+            match walked {
+                Ok(()) => {}
+                Err(Stop::Alloc(e)) => return Err(e),
+                Err(Stop::Dense) => {
+                    for (p, &from) in cursor.iter().enumerate() {
+                        let mut at = from;
+                        while at < text.len() {
+                            let Some((s, e, end)) = self.search(p, text, at, false, &mut slots)
+                            else {
+                                break;
+                            };
+                            push(s, e, DEFAULT_PATTERNS[p].needs_digit)?;
+                            at = end;
                         }
                     }
                 }
-                None => {
-                    for m in re.find_iter(text) {
-                        push(m.start(), m.end())?;
+            }
+        }
+        if user {
+            if let Some(set) = &self.user {
+                for i in set.matches(text).iter() {
+                    let re = &self.user_regexes[i];
+                    match self.user_groups[i] {
+                        Some(g) => {
+                            for caps in re.captures_iter(text) {
+                                if let Some(m) = caps.get(g).or_else(|| caps.get(0)) {
+                                    push(m.start(), m.end(), false)?;
+                                }
+                            }
+                        }
+                        None => {
+                            for m in re.find_iter(text) {
+                                push(m.start(), m.end(), false)?;
+                            }
+                        }
                     }
                 }
             }
@@ -355,13 +467,49 @@ impl Scrubber {
         Ok(merged)
     }
 
+    /// Default pattern `p` searched in `text` from `at`, `anchored` there or not (look-behind,
+    /// such as a leading `\b`, sees the text before `at`): `(start, end)` of what to replace (its
+    /// `secret` group, else the whole match) and the match's end; `None` without a non-empty
+    /// match.
+    fn search(
+        &self,
+        p: usize,
+        text: &str,
+        at: usize,
+        anchored: bool,
+        slots: &mut [Option<NonMaxUsize>; SLOTS],
+    ) -> Option<(usize, usize, usize)> {
+        let mode = if anchored {
+            Anchored::Yes
+        } else {
+            Anchored::No
+        };
+        let input = Input::new(text).range(at..).anchored(mode);
+        let group = self.default_groups[p].filter(|g| 2 * g + 1 < SLOTS);
+        let want = 2 * group.unwrap_or(0) + 2;
+        slots[..want].fill(None);
+        self.defaults[p].search_slots(&input, &mut slots[..want])?;
+        let (start, end) = (slots[0]?.get(), slots[1]?.get());
+        if start >= end {
+            return None;
+        }
+        let secret = group.and_then(|g| Some((slots[2 * g]?.get(), slots[2 * g + 1]?.get())));
+        let (s, e) = secret.unwrap_or((start, end));
+        Some((s, e, end))
+    }
+
     /// Scrubs plain text (a decoded string, such as a tool's string result written as its text):
     /// every secret replaced by [`PLACEHOLDER`]; borrowed when nothing is replaced.
     pub fn text<'a>(&self, text: &'a str) -> Result<Cow<'a, str>, TryReserveError> {
-        if self.is_clean(text) {
+        self.text_from(text, 0)
+    }
+
+    /// [`Scrubber::text`] when no needle occurs before byte `from` of `text`.
+    fn text_from<'a>(&self, text: &'a str, from: usize) -> Result<Cow<'a, str>, TryReserveError> {
+        let Some((first, user)) = self.scan(text, from) else {
             return Ok(Cow::Borrowed(text));
-        }
-        let ranges = self.ranges(text)?;
+        };
+        let ranges = self.ranges(text, first, user)?;
         if ranges.is_empty() {
             return Ok(Cow::Borrowed(text));
         }
@@ -382,6 +530,15 @@ impl Scrubber {
     /// is kept as written. Returns the literal itself (borrowed) when nothing is replaced. A
     /// `literal` that is not a JSON string literal is returned unchanged.
     pub fn json_string<'a>(&self, literal: &'a str) -> Result<Cow<'a, str>, TryReserveError> {
+        self.json_string_from(literal, 0)
+    }
+
+    /// [`Scrubber::json_string`] when no needle occurs before byte `from` of `literal`.
+    fn json_string_from<'a>(
+        &self,
+        literal: &'a str,
+        from: usize,
+    ) -> Result<Cow<'a, str>, TryReserveError> {
         let bytes = literal.as_bytes();
         if bytes.len() < 2 || bytes[0] != b'"' || bytes[bytes.len() - 1] != b'"' {
             return Ok(Cow::Borrowed(literal));
@@ -389,7 +546,7 @@ impl Scrubber {
         let inner = &literal[1..literal.len() - 1];
         if !inner.contains('\\') {
             // Raw text is the decoded text.
-            return Ok(match self.text(inner)? {
+            return Ok(match self.text_from(inner, from.saturating_sub(1))? {
                 Cow::Borrowed(_) => Cow::Borrowed(literal),
                 Cow::Owned(s) => {
                     let mut out = String::new();
@@ -404,10 +561,10 @@ impl Scrubber {
         let mut decoded = String::new();
         decoded.try_reserve(inner.len())?;
         decode_into(inner, &mut decoded);
-        if self.is_clean(&decoded) {
+        let Some((first, user)) = self.scan(&decoded, 0) else {
             return Ok(Cow::Borrowed(literal));
-        }
-        let ranges = self.ranges(&decoded)?;
+        };
+        let ranges = self.ranges(&decoded, first, user)?;
         if ranges.is_empty() {
             return Ok(Cow::Borrowed(literal));
         }
@@ -467,7 +624,7 @@ impl Scrubber {
                     if secret_key && decoded_len_at_least(literal, MIN_KEYED_SECRET) {
                         Some(Cow::Borrowed("\"[REDACTED]\""))
                     } else if has_hit || every {
-                        match self.json_string(literal)? {
+                        match self.json_string_from(literal, hit.saturating_sub(start))? {
                             Cow::Borrowed(_) => None,
                             owned => Some(owned),
                         }
@@ -515,10 +672,16 @@ struct Needles {
     automaton: AhoCorasick,
     /// The longest needle in bytes (chunks overlap by one less).
     longest: usize,
+    /// Per needle (after removing those that hold another): the patterns a hit of it may belong
+    /// to, each with how many bytes before the hit its match may start ([`Pattern::lead`] plus
+    /// where the needle sits in the pattern's own needle that holds it).
+    candidates: Vec<Vec<(usize, usize)>>,
 }
 
 /// Bytes lower-cased and searched at a time.
 const CHUNK: usize = 4096;
+/// The buffer for what is left of a text when that is no longer than this.
+const SMALL_CHUNK: usize = 256;
 
 impl Needles {
     fn new() -> Result<Needles, String> {
@@ -530,11 +693,31 @@ impl Needles {
             }
         }
         // A needle holding another is redundant (`sk-ant-` holds `sk-`): a text holds it only
-        // where it holds the shorter one, inside the same span.
+        // where it holds the shorter one, inside the same span. Without such pairs, no two
+        // needles start at the same offset and the earliest-ending hit is also the leftmost, so
+        // searching again from one past each hit finds every occurrence ([`Needles::each_hit`]).
         let all = needles.clone();
         needles.retain(|n| !all.iter().any(|m| m != n && n.contains(m.as_str())));
+        let candidates = needles
+            .iter()
+            .map(|m| {
+                let mut list = Vec::new(); // ok: at most one entry per pattern
+                for (p, pattern) in DEFAULT_PATTERNS.iter().enumerate() {
+                    let within = pattern
+                        .needles
+                        .iter()
+                        .filter_map(|n| n.to_ascii_lowercase().rfind(m.as_str()))
+                        .max();
+                    if let Some(within) = within {
+                        list.push((p, pattern.lead + within));
+                    }
+                }
+                list
+            })
+            .collect();
         let automaton = AhoCorasick::builder()
             .ascii_case_insensitive(true)
+            .match_kind(aho_corasick::MatchKind::LeftmostFirst)
             .build(&needles)
             .map_err(|e| e.to_string())?;
         let packed = aho_corasick::packed::Config::new()
@@ -547,37 +730,81 @@ impl Needles {
             packed,
             automaton,
             longest,
+            candidates,
         })
     }
 
-    /// The start of a needle hit at or after `from`, or `None`. When hits overlap a chunk's end,
-    /// the one reported may start after the leftmost, but inside its span (so in the same JSON
-    /// string literal: needles hold no `"`).
+    /// The start of the first needle hit at or after `from`, or `None`.
     fn find(&self, text: &[u8], from: usize) -> Option<usize> {
+        match self.each_hit(text, from, Err) {
+            Ok(()) => None,
+            Err(at) => Some(at.0),
+        }
+    }
+
+    /// Calls `f(start, needle)` for every needle occurrence starting at or after `from`, in
+    /// increasing order of start, until `f` returns an error (which is returned).
+    fn each_hit<E>(
+        &self,
+        text: &[u8],
+        from: usize,
+        f: impl FnMut((usize, usize)) -> Result<(), E>,
+    ) -> Result<(), E> {
         let Some(packed) = &self.packed else {
-            return self
-                .automaton
-                .find(aho_corasick::Input::new(text).range(from..))
-                .map(|m| m.start());
+            let mut f = f;
+            let mut at = from;
+            while at < text.len() {
+                let input = aho_corasick::Input::new(text).range(at..);
+                let Some(m) = self.automaton.find(input) else {
+                    break;
+                };
+                f((m.start(), m.pattern().as_usize()))?;
+                at = m.start() + 1;
+            }
+            return Ok(());
         };
-        let mut buf = [0u8; CHUNK];
-        let mut at = from;
+        // Most literals are short: a small buffer spares zeroing the large one.
+        if text.len().saturating_sub(from) <= SMALL_CHUNK {
+            self.walk::<SMALL_CHUNK, E>(packed, text, from, f)
+        } else {
+            self.walk::<CHUNK, E>(packed, text, from, f)
+        }
+    }
+
+    /// [`Needles::each_hit`] with Teddy, `N` bytes lower-cased at a time.
+    fn walk<const N: usize, E>(
+        &self,
+        packed: &aho_corasick::packed::Searcher,
+        text: &[u8],
+        from: usize,
+        mut f: impl FnMut((usize, usize)) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut buf = [0u8; N];
+        let mut at = from; // the chunk's start
+        let mut next = from; // the first offset not searched yet
         while at < text.len() {
-            let end = (at + CHUNK).min(text.len());
+            let end = (at + N).min(text.len());
             let chunk = &text[at..end];
             let lower = &mut buf[..chunk.len()];
             for (to, &c) in lower.iter_mut().zip(chunk) {
                 *to = c.to_ascii_lowercase();
             }
-            if let Some(m) = packed.find(&*lower) {
-                return Some(at + m.start());
+            while next < end {
+                let span = aho_corasick::Span::from(next - at..lower.len());
+                let Some(m) = packed.find_in(&*lower, span) else {
+                    break;
+                };
+                f((at + m.start(), m.pattern().as_usize()))?;
+                next = at + m.start() + 1;
             }
             if end == text.len() {
                 break;
             }
-            at = end - (self.longest - 1).min(CHUNK / 2);
+            // A needle cut by the chunk's end starts in the overlap, searched again next chunk.
+            at = end - (self.longest - 1).min(N / 2);
+            next = next.max(at);
         }
-        None
+        Ok(())
     }
 }
 
@@ -715,7 +942,7 @@ mod tests {
     #[test]
     fn defaults_compile() {
         let s = s();
-        assert_eq!(s.regexes.len(), DEFAULT_PATTERNS.len());
+        assert_eq!(s.defaults.len(), DEFAULT_PATTERNS.len());
     }
 
     #[test]
@@ -931,6 +1158,196 @@ mod tests {
         assert!(needles.automaton.find(prose.as_bytes()).is_none());
         assert!(s().is_clean(&prose));
         assert!(!s().is_clean(&format!("{prose} Authorization")));
+    }
+
+    /// The matches of every default pattern by a leftmost-first search of the whole text (the
+    /// regex crate's `find_iter`), as [`Scrubber::ranges`] merges them.
+    fn whole_text_ranges(regexes: &[Regex], text: &str) -> Vec<(usize, usize)> {
+        let mut ranges = Vec::new();
+        for (p, re) in DEFAULT_PATTERNS.iter().zip(regexes) {
+            let group = re.capture_names().position(|n| n == Some("secret"));
+            for caps in re.captures_iter(text) {
+                let m = group.and_then(|g| caps.get(g)).or_else(|| caps.get(0));
+                let m = m.unwrap(); // ok: test code, group 0 always takes part
+                if m.start() < m.end() && (!p.needs_digit || letter_and_digit(m.as_str())) {
+                    ranges.push((m.start(), m.end()));
+                }
+            }
+        }
+        ranges.sort_unstable();
+        let mut merged: Vec<(usize, usize)> = Vec::new();
+        for (s, e) in ranges {
+            match merged.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => merged.push((s, e)),
+            }
+        }
+        merged
+    }
+
+    #[test]
+    fn needle_driven_ranges_equal_a_whole_text_search() {
+        // Texts made of every needle (in mixed case), every prefix a pattern allows before its
+        // needle, separators, token-like runs and non-ASCII text, some of them around a chunk
+        // end: the anchored tries at needle hits find what a whole-text search finds, so every
+        // pattern's `lead` is large enough.
+        const FRAGMENTS: &[&str] = &[
+            "authorization",
+            "AUTHORIZATION",
+            "Proxy-Authorization",
+            "proxy-",
+            "bearer ",
+            "Bearer",
+            "basic ",
+            "token ",
+            "sk-",
+            "sk-ant-",
+            "sk-proj-",
+            "sk-admin-",
+            "AIza",
+            "AKIA",
+            "ASIA",
+            "A3T",
+            "ABIA",
+            "ACCA",
+            "aws_",
+            "aws-",
+            "AWS",
+            "secret",
+            "_access_",
+            "key",
+            "client_",
+            "client-",
+            "x-",
+            "api_key",
+            "api-key",
+            "apiKey",
+            "session_token",
+            "sessiontoken",
+            "access_token",
+            "refresh-token",
+            "ghp_",
+            "gho_",
+            "github_pat_",
+            "xoxb-",
+            "xox",
+            "xapp-1-",
+            "https://",
+            "hooks.slack.com",
+            "/services/",
+            "eyJ",
+            "-----BEGIN",
+            "-----BEGIN RSA PRIVATE KEY-----",
+            "-----END PRIVATE KEY-----",
+            "maple_sk_",
+            "maple_pk_",
+            ": ",
+            "=",
+            "\"",
+            "'",
+            " ",
+            "\n",
+            "_",
+            "-",
+            ".",
+            "/",
+            "+",
+            "AbC123dEf456GhI789jKl012",
+            "IOSFODNN7EXAMPLE",
+            "0123456789abcdef",
+            "zz",
+            "q",
+            "7",
+            "é",
+            "東京",
+            "😀",
+            "task-force",
+            "the bearer of",
+            // Whole matches whose needle is not at their start, and what may follow them.
+            "https://hooks.slack.com/services/T0000/B0000/XXXXXXXXXXXXXXXX",
+            "client_secret: ",
+            "AWS_CLIENT-SECRET=",
+            "x-api-key=",
+            "aws_session_token=",
+            "Proxy-Authorization: Bearer ",
+            "sk-proj-Ab3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5zA7bC9dE1f",
+            "AKIAIOSFODNN7EXAMPLE",
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.abcDEF123",
+        ];
+        let s = s();
+        let regexes: Vec<Regex> = DEFAULT_PATTERNS
+            .iter()
+            .map(|p| Regex::new(p.regex).unwrap()) // ok: test code
+            .collect();
+        let mut state = 0x9e3779b97f4a7c15u64;
+        let mut next = |n: usize| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as usize % n
+        };
+        for case in 0..20_000 {
+            let mut text = String::new();
+            if case % 10 == 0 {
+                // Around the end of the first chunk.
+                text.push_str(&"q".repeat(CHUNK - 40 + next(40)));
+            }
+            if case % 7 == 0 {
+                // Dense hits: past the try budget, the whole-text search takes over midway.
+                text.push_str(&["sk-xox", "AKIA", "secret-"][next(3)].repeat(20 + next(200)));
+            }
+            for _ in 0..1 + next(30) {
+                text.push_str(FRAGMENTS[next(FRAGMENTS.len())]);
+            }
+            let want = whole_text_ranges(&regexes, &text);
+            let got = match s.scan(&text, 0) {
+                Some((first, user)) => s.ranges(&text, first, user).unwrap(), // ok: test code
+                None => Vec::new(),
+            };
+            assert_eq!(got, want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn every_needle_occurrence_is_visited_in_order() {
+        let needles = Needles::new().unwrap(); // ok: test code
+        let lowered: Vec<String> = DEFAULT_PATTERNS
+            .iter()
+            .flat_map(|p| p.needles.iter().map(|n| n.to_ascii_lowercase()))
+            .collect();
+        // Needles next to and overlapping each other (`akia3t`, `xoxapp-`), across chunk ends.
+        let mut text = String::new();
+        for (k, n) in lowered.iter().cycle().take(400).enumerate() {
+            text.push_str(if k % 2 == 0 { &n[..] } else { "A3t" });
+            text.push_str(&"q".repeat(k * 37 % 90));
+        }
+        text.push_str("xoxapp-akia3tsk-ant-");
+        let mut got = Vec::new();
+        needles
+            .each_hit(text.as_bytes(), 0, |(at, _)| {
+                got.push(at);
+                Ok::<(), ()>(())
+            })
+            .unwrap(); // ok: test code
+        let lower = text.to_ascii_lowercase();
+        let want: Vec<usize> = (0..lower.len())
+            .filter(|&i| lowered.iter().any(|n| lower[i..].starts_with(n.as_str())))
+            .collect();
+        assert!(text.len() > 3 * CHUNK);
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn secret_groups_fit_the_anchored_slots() {
+        let s = s();
+        for (p, g) in DEFAULT_PATTERNS.iter().zip(&s.default_groups) {
+            assert!(g.is_none_or(|g| 2 * g + 1 < SLOTS), "{}", p.name);
+        }
+        assert_eq!(s.default_groups.iter().filter(|g| g.is_some()).count(), 3);
+        // The whole-text search after the try budget stops at an empty match: there is none.
+        for re in &s.defaults {
+            assert!(re.find("").is_none());
+        }
     }
 
     #[test]
