@@ -6,6 +6,9 @@
 //! - `scrub_clean`: [`Scrubber::json`] with the default patterns over the written attribute when
 //!   nothing matches (the common case: every string literal checked by one `RegexSet` scan).
 //! - `scrub_secret`: the same with one OpenAI key and one JWT in the newest message.
+//! - `scrub_tool_clean`: [`Scrubber::json`] over a tool result of the same size, an array of small
+//!   objects whose every 20th `note` holds look-alikes (`task-force`, `sk-learn`, "the bearer of
+//!   good news", "authorization pending") that pass the prefilter and run the patterns.
 //! - `cap`: [`cap_messages`] at the default cap (256 KiB): a length check under it, dropping the
 //!   oldest messages above it.
 
@@ -91,6 +94,26 @@ fn genkit_input(size: usize, multi: bool, secret: bool) -> String {
     json!({"messages": messages, "config": {"temperature": 0.2}}).to_string()
 }
 
+/// A tool result of about `size` bytes: `{"items":[{"id","note","price","ok"}, ...]}`, every 20th
+/// note with look-alikes.
+fn tool_result(size: usize, multi: bool) -> String {
+    let list = if multi { MULTI } else { ASCII };
+    let mut state = size as u64 + 7;
+    let mut items = Vec::new();
+    let mut len = 0;
+    while len < size {
+        let mut note = words(list, &mut state, 12);
+        if items.len() % 20 == 0 {
+            note.push_str(" task-force sk-learn the bearer of good news authorization pending ");
+        }
+        let item =
+            json!({"id": format!("b-{}", items.len()), "note": note, "price": 12.5, "ok": true});
+        len += item.to_string().len() + 1;
+        items.push(item);
+    }
+    json!({ "items": items }).to_string()
+}
+
 fn bench(c: &mut Criterion) {
     let scrubber = Scrubber::with_defaults();
     let mut group = c.benchmark_group("content");
@@ -124,6 +147,14 @@ fn bench(c: &mut Criterion) {
             });
             group.bench_function(BenchmarkId::new("scrub_secret", &id), |b| {
                 b.iter(|| black_box(scrubber.json(black_box(&with_secret)).map(|c| c.len())))
+            });
+            let tool = tool_result(size, multi);
+            assert!(matches!(
+                scrubber.json(&tool),
+                Ok(std::borrow::Cow::Borrowed(_))
+            ));
+            group.bench_function(BenchmarkId::new("scrub_tool_clean", &id), |b| {
+                b.iter(|| black_box(scrubber.json(black_box(&tool)).map(|c| c.len())))
             });
             group.bench_function(BenchmarkId::new("cap", &id), |b| {
                 b.iter(|| {

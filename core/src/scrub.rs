@@ -248,6 +248,8 @@ pub struct Scrubber {
     defaults: Vec<meta::Regex>,
     /// Per [`DEFAULT_PATTERNS`] entry, the index of its `secret` capture group, when it has one.
     default_groups: Vec<Option<usize>>,
+    /// Per [`DEFAULT_PATTERNS`] entry, whether its regex begins with an ASCII word boundary.
+    bounded: Vec<bool>,
     /// The user's patterns alone, which have no needles: one set scan of the whole text, then
     /// each pattern that matched; `None` without any.
     user: Option<RegexSet>,
@@ -321,10 +323,20 @@ impl Scrubber {
                     .map_err(|e| internal(e.to_string()))?,
             )
         };
+        let bounded = DEFAULT_PATTERNS
+            .iter()
+            .map(|p| {
+                p.regex
+                    .strip_prefix("(?i)")
+                    .unwrap_or(p.regex)
+                    .starts_with(b!())
+            })
+            .collect();
         Ok(Scrubber {
             prefilter,
             defaults,
             default_groups,
+            bounded,
             user,
             user_regexes,
             user_groups,
@@ -396,7 +408,7 @@ impl Scrubber {
                     for &(p, back) in &self.prefilter.candidates[needle] {
                         let mut at = hit.saturating_sub(back).max(cursor[p]);
                         while at <= hit {
-                            if text.is_char_boundary(at) {
+                            if text.is_char_boundary(at) && self.may_start(p, text, at) {
                                 tries += 1;
                                 if let Some((s, e, end)) =
                                     self.search(p, text, at, true, &mut slots)
@@ -467,6 +479,18 @@ impl Scrubber {
         Ok(merged)
     }
 
+    /// Whether default pattern `p` may match at `at`: false only when the pattern begins with an
+    /// ASCII word boundary (`(?-u:\b)`, [`Scrubber::bounded`]) and `at` is none (the bytes on
+    /// both sides are word bytes, or neither is), which the regex would find after its setup.
+    fn may_start(&self, p: usize, text: &str, at: usize) -> bool {
+        if !self.bounded[p] {
+            return true;
+        }
+        let word = |c: Option<&u8>| c.is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'_');
+        let bytes = text.as_bytes();
+        word(at.checked_sub(1).and_then(|i| bytes.get(i))) != word(bytes.get(at))
+    }
+
     /// Default pattern `p` searched in `text` from `at`, `anchored` there or not (look-behind,
     /// such as a leading `\b`, sees the text before `at`): `(start, end)` of what to replace (its
     /// `secret` group, else the whole match) and the match's end; `None` without a non-empty
@@ -486,10 +510,21 @@ impl Scrubber {
         };
         let input = Input::new(text).range(at..).anchored(mode);
         let group = self.default_groups[p].filter(|g| 2 * g + 1 < SLOTS);
-        let want = 2 * group.unwrap_or(0) + 2;
-        slots[..want].fill(None);
-        self.defaults[p].search_slots(&input, &mut slots[..want])?;
-        let (start, end) = (slots[0]?.get(), slots[1]?.get());
+        let re = &self.defaults[p];
+        let (start, end) = match (anchored, group) {
+            // Anchored without a group: the match starts at `at`; a forward scan gives its end
+            // (most tries fail, and this skips the pass that finds starts and groups).
+            (true, None) => (at, re.search_half(&input)?.offset()),
+            _ => {
+                if anchored && re.search_half(&input).is_none() {
+                    return None;
+                }
+                let want = 2 * group.unwrap_or(0) + 2;
+                slots[..want].fill(None);
+                re.search_slots(&input, &mut slots[..want])?;
+                (slots[0]?.get(), slots[1]?.get())
+            }
+        };
         if start >= end {
             return None;
         }
@@ -680,8 +715,6 @@ struct Needles {
 
 /// Bytes lower-cased and searched at a time.
 const CHUNK: usize = 4096;
-/// The buffer for what is left of a text when that is no longer than this.
-const SMALL_CHUNK: usize = 256;
 
 impl Needles {
     fn new() -> Result<Needles, String> {
@@ -763,11 +796,11 @@ impl Needles {
             }
             return Ok(());
         };
-        // Most literals are short: a small buffer spares zeroing the large one.
-        if text.len().saturating_sub(from) <= SMALL_CHUNK {
-            self.walk::<SMALL_CHUNK, E>(packed, text, from, f)
-        } else {
-            self.walk::<CHUNK, E>(packed, text, from, f)
+        // Most literals are short: a buffer their size spares zeroing the large one.
+        match text.len().saturating_sub(from) {
+            0..=256 => self.walk::<256, E>(packed, text, from, f),
+            257..=1024 => self.walk::<1024, E>(packed, text, from, f),
+            _ => self.walk::<CHUNK, E>(packed, text, from, f),
         }
     }
 
@@ -1344,6 +1377,12 @@ mod tests {
             assert!(g.is_none_or(|g| 2 * g + 1 < SLOTS), "{}", p.name);
         }
         assert_eq!(s.default_groups.iter().filter(|g| g.is_some()).count(), 3);
+        // Every pattern but the private key block begins with an ASCII word boundary, which
+        // `may_start` checks before the regex runs.
+        assert_eq!(
+            s.bounded.iter().filter(|b| **b).count(),
+            DEFAULT_PATTERNS.len() - 1
+        );
         // The whole-text search after the try budget stops at an empty match: there is none.
         for re in &s.defaults {
             assert!(re.find("").is_none());
