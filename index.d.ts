@@ -123,7 +123,9 @@ export interface GenkitForMapleOptions {
    * Slack (`xox?-`, `xapp-`, webhooks), JWTs, PEM private key blocks, Maple `maple_sk_`/`maple_pk_`;
    * a string value under a credential key (`api_key`, `Authorization`, `client_secret`, ...) is
    * replaced whole. Patterns match the decoded text of each JSON string and are replaced in its raw
-   * text: the JSON stays valid, only string contents change. One `RegexSet` per processor.
+   * text: the JSON stays valid, only string contents change. Compiled once per processor; a
+   * built-in pattern runs only where one of its literals occurs (`sk-`, `bearer`, ...), so text
+   * without any costs one vectorised scan.
    *
    * Scrubbed or nothing: content that cannot be scrubbed (no memory; the pure-JS fallback, which
    * has no scrubber) is not written (`diag` says so); never written unscrubbed. `genkit:input` and
