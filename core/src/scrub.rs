@@ -23,8 +23,8 @@
 //! Cost when nothing matches: one needle scan of each string (several GB/s; plus a decode into a
 //! scratch buffer for strings holding escapes, and a `RegexSet` scan with user patterns); nothing
 //! is allocated for the output (`Cow::Borrowed`). Look-alikes (`task-force` holds `sk-`) cost a
-//! few anchored tries each; text dense with needles falls back to one search of the whole text
-//! per pattern, so no text costs much more than that.
+//! few anchored tries each; text dense with needles falls back to one set scan of the whole text
+//! and a search of each pattern that matches, so no text costs much more than that.
 //!
 //! Errors: the only failure is an allocation that cannot be made ([`TryReserveError`]); the caller
 //! must then leave the attribute out rather than write it unscrubbed.
@@ -63,7 +63,9 @@ pub struct Pattern {
 }
 
 // `(?-u:\b)` is an ASCII word boundary: the regex crate's fast engines cannot run a Unicode `\b`
-// on non-ASCII text, and every token here is ASCII.
+// on non-ASCII text, and every token here is ASCII. Key words ignore ASCII case only
+// (`(?i-u:...)`), as the needles do: Unicode folding would let `ſ` stand for `s` and the Kelvin
+// sign for `k`, which the needle scan cannot see.
 macro_rules! b {
     () => {
         r"(?-u:\b)"
@@ -94,9 +96,8 @@ pub const DEFAULT_PATTERNS: &[Pattern] = &[
     Pattern {
         name: "authorization header value",
         regex: concat!(
-            "(?i)",
             b!(),
-            r"(?:proxy-)?authorization[\x22']?\s*[:=]\s*[\x22']?(?:(?:bearer|basic|token|digest|apikey)\s+)?(?P<secret>[A-Za-z0-9\-._~+/=:]{8,})"
+            r"(?i-u:(?:proxy-)?authorization)[\x22']?\s*[:=]\s*[\x22']?(?:(?i-u:bearer|basic|token|digest|apikey)\s+)?(?P<secret>[A-Za-z0-9\-._~+/=:]{8,})"
         ),
         needs_digit: false,
         needles: &["authorization"],
@@ -105,9 +106,8 @@ pub const DEFAULT_PATTERNS: &[Pattern] = &[
     Pattern {
         name: "bearer token",
         regex: concat!(
-            "(?i)",
             b!(),
-            r"bearer\s+(?P<secret>[A-Za-z0-9\-._~+/]{16,}=*)"
+            r"(?i-u:bearer)\s+(?P<secret>[A-Za-z0-9\-._~+/]{16,}=*)"
         ),
         needs_digit: true,
         needles: &["bearer"],
@@ -148,9 +148,8 @@ pub const DEFAULT_PATTERNS: &[Pattern] = &[
     Pattern {
         name: "credential pair (aws_secret_access_key=..., api_key: ...)",
         regex: concat!(
-            "(?i)",
             b!(),
-            r"(?:aws[_\-]?)?(?:secret[_\-]?access[_\-]?key|session[_\-]?token|x-api-key|api[_\-]?key|client[_\-]?secret|access[_\-]?token|refresh[_\-]?token)[\x22']?\s*[:=]\s*[\x22']?(?P<secret>[A-Za-z0-9/+=_\-.]{16,})"
+            r"(?i-u:(?:aws[_\-]?)?(?:secret[_\-]?access[_\-]?key|session[_\-]?token|x-api-key|api[_\-]?key|client[_\-]?secret|access[_\-]?token|refresh[_\-]?token))[\x22']?\s*[:=]\s*[\x22']?(?P<secret>[A-Za-z0-9/+=_\-.]{16,})"
         ),
         needs_digit: true,
         needles: &[
@@ -250,6 +249,9 @@ pub struct Scrubber {
     default_groups: Vec<Option<usize>>,
     /// Per [`DEFAULT_PATTERNS`] entry, whether its regex begins with an ASCII word boundary.
     bounded: Vec<bool>,
+    /// All [`DEFAULT_PATTERNS`] in one set: which of them match anywhere, in one scan, for text
+    /// too dense with needles to try each hit ([`Scrubber::ranges`]).
+    dense: RegexSet,
     /// The user's patterns alone, which have no needles: one set scan of the whole text, then
     /// each pattern that matched; `None` without any.
     user: Option<RegexSet>,
@@ -325,18 +327,16 @@ impl Scrubber {
         };
         let bounded = DEFAULT_PATTERNS
             .iter()
-            .map(|p| {
-                p.regex
-                    .strip_prefix("(?i)")
-                    .unwrap_or(p.regex)
-                    .starts_with(b!())
-            })
+            .map(|p| p.regex.starts_with(b!()))
             .collect();
+        let dense = RegexSet::new(DEFAULT_PATTERNS.iter().map(|p| p.regex))
+            .map_err(|e| internal(e.to_string()))?;
         Ok(Scrubber {
             prefilter,
             defaults,
             default_groups,
             bounded,
+            dense,
             user,
             user_regexes,
             user_groups,
@@ -398,13 +398,16 @@ impl Scrubber {
             // Per default pattern: the smallest offset it may still be tried at.
             let mut cursor = [0usize; DEFAULT_PATTERNS.len()];
             let mut slots = [None; SLOTS];
-            // Dense needle hits (text made of `sk-` and `xox`) would cost a try each: past this
-            // many tries, every pattern is searched from its cursor instead (the whole-text cost).
-            let budget = 64 + text.len() / 128;
+            // Dense needle hits (text made of `sk-` and `xox`) would cost a visit and tries each:
+            // past this many of both, one set scan says which patterns match at all, and only
+            // those are searched, from their cursors (the cost of scanning without needles). A
+            // visit or a try costs about what the set scan of 30-40 bytes does.
+            let budget = 8 + text.len() / 256;
             let mut tries = 0usize;
             let walked = self
                 .prefilter
                 .each_hit(text.as_bytes(), first, |(hit, needle)| {
+                    tries += 1;
                     for &(p, back) in &self.prefilter.candidates[needle] {
                         let mut at = hit.saturating_sub(back).max(cursor[p]);
                         while at <= hit {
@@ -432,8 +435,8 @@ impl Scrubber {
                 Ok(()) => {}
                 Err(Stop::Alloc(e)) => return Err(e),
                 Err(Stop::Dense) => {
-                    for (p, &from) in cursor.iter().enumerate() {
-                        let mut at = from;
+                    for p in self.dense.matches(text).iter() {
+                        let mut at = cursor[p];
                         while at < text.len() {
                             let Some((s, e, end)) = self.search(p, text, at, false, &mut slots)
                             else {
@@ -1306,6 +1309,13 @@ mod tests {
             "sk-proj-Ab3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5zA7bC9dE1f",
             "AKIAIOSFODNN7EXAMPLE",
             "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.abcDEF123",
+            // Letters that Unicode case folding maps to `s` and `k`: key words ignore ASCII case
+            // only, as the needles do, so both searches skip them alike.
+            "ſ",
+            "\u{212A}",
+            "awſ_client_secret=",
+            "clientſecret=",
+            "api\u{212A}ey=",
         ];
         let s = s();
         let regexes: Vec<Regex> = DEFAULT_PATTERNS
@@ -1386,6 +1396,32 @@ mod tests {
         // The whole-text search after the try budget stops at an empty match: there is none.
         for re in &s.defaults {
             assert!(re.find("").is_none());
+        }
+    }
+
+    #[test]
+    fn key_words_ignore_ascii_case_only() {
+        let s = s();
+        // `awſ_` is not `aws_`: the key word then starts inside a word, as in
+        // `myapp_client_secret`, which no pattern takes for a key either.
+        for text in [
+            "awſ_client_secret=bC123dEf456GhI78",
+            "myapp_client_secret=bC123dEf456GhI78",
+        ] {
+            assert_eq!(s.text(text).unwrap(), Cow::Borrowed(text)); // ok: test code
+        }
+        assert_eq!(
+            s.text("AWS_Client_Secret=bC123dEf456GhI78 BEARER abcDEF123456ghiJKL789")
+                .unwrap(), // ok: test code
+            format!("AWS_Client_Secret={PLACEHOLDER} BEARER {PLACEHOLDER}")
+        );
+        // A key word spelled with `ſ` or the Kelvin sign is not that key word, with or without
+        // another needle elsewhere in the text.
+        for text in [
+            "clientſecret=3dEf456GhI789xox",
+            "api\u{212A}ey=A23dEf456GhI7xox sk-",
+        ] {
+            assert_eq!(s.text(text).unwrap(), Cow::Borrowed(text)); // ok: test code
         }
     }
 
