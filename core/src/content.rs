@@ -138,8 +138,8 @@ impl Content {
         let messages = key == sc::INPUT_MESSAGES || key == sc::OUTPUT_MESSAGES;
         let tool = key == keys::TOOL_CALL_ARGUMENTS || key == sc::TOOL_CALL_RESULT;
         // Tool payloads are any text; the message attributes are the writers' JSON.
-        let known_json = !tool || json == Some(true);
         let mut json: Option<bool> = if tool { json } else { Some(true) };
+        let known_json = json == Some(true);
         let mut is_json = |v: &str| -> bool {
             *json.get_or_insert_with(|| serde_json::from_str::<serde::de::IgnoredAny>(v).is_ok())
         };

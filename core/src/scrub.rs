@@ -282,7 +282,7 @@ const SLOTS: usize = 8;
 /// Why [`Scrubber::ranges`] stopped walking the needle hits.
 enum Stop {
     Alloc(TryReserveError),
-    /// More tries than the budget: the patterns are searched whole instead.
+    /// More needle visits and tries than the budget: one set scan, then the patterns that match.
     Dense,
 }
 
@@ -403,16 +403,16 @@ impl Scrubber {
             // those are searched, from their cursors (the cost of scanning without needles). A
             // visit or a try costs about what the set scan of 30-40 bytes does.
             let budget = 8 + text.len() / 256;
-            let mut tries = 0usize;
+            let mut spent = 0usize; // visits and tries
             let walked = self
                 .prefilter
                 .each_hit(text.as_bytes(), first, |(hit, needle)| {
-                    tries += 1;
+                    spent += 1;
                     for &(p, back) in &self.prefilter.candidates[needle] {
                         let mut at = hit.saturating_sub(back).max(cursor[p]);
                         while at <= hit {
                             if text.is_char_boundary(at) && self.may_start(p, text, at) {
-                                tries += 1;
+                                spent += 1;
                                 if let Some((s, e, end)) =
                                     self.search(p, text, at, true, &mut slots)
                                 {
@@ -426,7 +426,7 @@ impl Scrubber {
                         }
                         cursor[p] = at;
                     }
-                    if tries > budget {
+                    if spent > budget {
                         return Err(Stop::Dense);
                     }
                     Ok(())
@@ -470,16 +470,7 @@ impl Scrubber {
                 }
             }
         }
-        ranges.sort_unstable();
-        let mut merged: Vec<(usize, usize)> = Vec::new();
-        merged.try_reserve(ranges.len())?;
-        for (s, e) in ranges {
-            match merged.last_mut() {
-                Some(last) if s <= last.1 => last.1 = last.1.max(e),
-                _ => merged.push((s, e)),
-            }
-        }
-        Ok(merged)
+        merge(ranges)
     }
 
     /// Whether default pattern `p` may match at `at`: false only when the pattern begins with an
@@ -842,6 +833,20 @@ impl Needles {
         }
         Ok(())
     }
+}
+
+/// `ranges` sorted, overlapping and touching ones joined.
+fn merge(mut ranges: Vec<(usize, usize)>) -> Result<Vec<(usize, usize)>, TryReserveError> {
+    ranges.sort_unstable();
+    let mut merged: Vec<(usize, usize)> = Vec::new();
+    merged.try_reserve(ranges.len())?;
+    for (s, e) in ranges {
+        match merged.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => merged.push((s, e)),
+        }
+    }
+    Ok(merged)
 }
 
 fn letter_and_digit(s: &str) -> bool {
@@ -1210,15 +1215,7 @@ mod tests {
                 }
             }
         }
-        ranges.sort_unstable();
-        let mut merged: Vec<(usize, usize)> = Vec::new();
-        for (s, e) in ranges {
-            match merged.last_mut() {
-                Some(last) if s <= last.1 => last.1 = last.1.max(e),
-                _ => merged.push((s, e)),
-            }
-        }
-        merged
+        merge(ranges).unwrap() // ok: test code
     }
 
     #[test]
