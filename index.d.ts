@@ -125,7 +125,9 @@ export interface GenkitForMapleOptions {
    * replaced whole. Patterns match the decoded text of each JSON string and are replaced in its raw
    * text: the JSON stays valid, only string contents change. Compiled once per processor; a
    * built-in pattern runs only where one of its literals occurs (`sk-`, `bearer`, ...), so text
-   * without any costs one vectorised scan.
+   * without any costs one vectorised scan. The message attributes are scrubbed as they are
+   * written: each value copied from `genkit:input`/`genkit:output` is scrubbed once, in the
+   * mapping's pass; tool arguments and results (Genkit's text as it is) in their one pass.
    *
    * Scrubbed or nothing: content that cannot be scrubbed (no memory; the pure-JS fallback, which
    * has no scrubber) is not written (`diag` says so); never written unscrubbed. `genkit:input` and

@@ -26,18 +26,26 @@ pub(crate) struct Written {
 }
 
 /// Writes content attribute `key` = `value` through `content` (capture, scrubbing, cap), or as it
-/// is without one. Returns problem flags.
+/// is without one; `scrubbed`: the writer already scrubbed it with [`Content::scrubber`] (only the
+/// cap is left, [`Content::filter_written`]). Returns problem flags.
 pub(crate) fn write(
     call: &Call,
     content: Option<&Content>,
     key: &'static CStr,
     value: &str,
+    scrubbed: bool,
     written: &mut Written,
 ) -> u32 {
     let Some(content) = content else {
         return call.set_string(key, value);
     };
-    match content.filter(key.to_str().unwrap_or(""), value) {
+    let key_str = key.to_str().unwrap_or("");
+    let filtered = if scrubbed {
+        content.filter_written(key_str, value)
+    } else {
+        content.filter(key_str, value)
+    };
+    match filtered {
         Filtered::Same => call.set_string(key, value),
         other => write_filtered(call, key, other, written),
     }

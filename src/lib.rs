@@ -44,7 +44,9 @@
 #[macro_use]
 extern crate napi_derive;
 
-use genkit_for_maple_core::{map_model, map_tool_result, otlp, problem, Scalar, ToolResult};
+use genkit_for_maple_core::{
+    map_model_scrubbed, map_tool_result, otlp, problem, Scalar, ToolResult,
+};
 use napi::bindgen_prelude::{Buffer, ClassInstance, JsValue, Object, Unknown};
 use napi::{sys, Env};
 use std::cell::RefCell;
@@ -669,7 +671,9 @@ pub fn map_model_span(
             }
             let input = (has_input == Read::Str).then_some(input_buf.as_str());
             let output = (has_output == Read::Str).then_some(output_buf.as_str());
-            let mut attrs = map_model(input, output);
+            // The message writers scrub as they write (issue 11; core `map_model_scrubbed`).
+            let scrubber = rules.as_deref().and_then(|r| r.scrubber());
+            let mut attrs = map_model_scrubbed(input, output, scrubber);
             if skip_input {
                 attrs.input_messages = None;
                 attrs.system_instructions = None;
@@ -700,22 +704,18 @@ pub fn map_model_span(
                 problems &= !(problem::INPUT_SHAPE | problem::OUTPUT_SHAPE);
             }
             let mut written = content::Written::default();
-            if let Some(s) = attrs.input_messages.take() {
-                problems |=
-                    content::write(&call, rules, c"gen_ai.input.messages", &s, &mut written);
-            }
-            if let Some(s) = attrs.system_instructions.take() {
-                problems |= content::write(
-                    &call,
-                    rules,
+            let messages = [
+                (c"gen_ai.input.messages", attrs.input_messages.take()),
+                (
                     c"gen_ai.system_instructions",
-                    &s,
-                    &mut written,
-                );
-            }
-            if let Some(s) = attrs.output_messages.take() {
-                problems |=
-                    content::write(&call, rules, c"gen_ai.output.messages", &s, &mut written);
+                    attrs.system_instructions.take(),
+                ),
+                (c"gen_ai.output.messages", attrs.output_messages.take()),
+            ];
+            for (key, value) in messages {
+                if let Some(s) = value {
+                    problems |= content::write(&call, rules, key, &s, attrs.scrubbed, &mut written);
+                }
             }
             problems |= content::finish(&call, &written);
             if let Some(reasons) = &reasons {
@@ -855,7 +855,7 @@ fn write_arguments(
 ) -> u32 {
     let key = c"gen_ai.tool.call.arguments";
     match (input, text) {
-        (None, _) => content::write(call, rules, key, "{}", written),
+        (None, _) => content::write(call, rules, key, "{}", false, written),
         (Some(raw), Some(text)) => content::write_original(call, rules, key, text, raw, written),
         (Some(raw), None) => call.set(key, raw).err().unwrap_or(0),
     }

@@ -16,8 +16,10 @@
 
 use crate::cost::PriceCache;
 use crate::genkit::{raw, ArrayShape, Candidate, Fields, Media, Message, Part, Raw, Shape};
+use crate::mapping::finish_content;
 use crate::mapping::{problem, Scalar};
 use crate::out::{Out, OutOfMemory};
+use crate::scrub::Scrubber;
 use crate::semconv::{self as sc, check_messages, raw_is_str};
 use crate::span::{error_type, keys, map_agent, needs_js, Mapped, Options, SpanInput, Value};
 use serde::de::MapAccess;
@@ -319,17 +321,26 @@ fn parse_failure(text: &str, not_json: u32) -> u32 {
 // The entry.
 
 /// Maps one span in complete mode; `prices` remembers the price lookups of rule 2.
-pub fn map<'a>(span: &SpanInput<'a>, options: &Options, prices: &mut PriceCache) -> Mapped<'a> {
+///
+/// `scrubber`: the content rules' scrubber, attached to the writers of the message attributes and
+/// of multipart tool results ([`crate::out::Out::scrubbing`]), which scrub every value they copy
+/// from Genkit's JSON as they write it and are marked in [`Mapped::scrubbed`] (issue 11).
+pub fn map<'a>(
+    span: &SpanInput<'a>,
+    options: &Options,
+    prices: &mut PriceCache,
+    scrubber: Option<&Scrubber>,
+) -> Mapped<'a> {
     let mut out = Mapped::new();
     match span.subtype {
         Some("flow" | "agent") => map_agent(span, &mut out, span.name),
         Some("model") => {
-            if map_model(span, options, prices, &mut out).is_err() {
+            if map_model(span, options, prices, &mut out, scrubber).is_err() {
                 return needs_js(out.problems);
             }
         }
         Some("tool" | "tool.v2") => {
-            if map_tool(span, &mut out).is_err() {
+            if map_tool(span, &mut out, scrubber).is_err() {
                 return needs_js(out.problems);
             }
         }
@@ -521,8 +532,11 @@ fn map_model<'a>(
     options: &Options,
     prices: &mut PriceCache,
     out: &mut Mapped<'a>,
+    scrubber: Option<&Scrubber>,
 ) -> Result<(), NeedsJs> {
     out.push(sc::OPERATION_NAME, Value::str("chat"));
+    let writer_in = Writer::of(scrubber, span.input);
+    let writer_out = Writer::of(scrubber, span.output);
     let (prefix, model) = match span.name {
         Some(name) => match name.find('/') {
             Some(i) if i + 1 < name.len() => (Some(&name[..i]), Some(&name[i + 1..])),
@@ -543,10 +557,10 @@ fn map_model<'a>(
     if let Some(text) = span.input {
         match serde_json::from_str::<Shape<Request<'a>>>(text) {
             Ok(Shape::Object(request)) => {
-                map_input_messages(request.messages.as_ref(), text.len(), out);
+                map_input_messages(request.messages.as_ref(), text.len(), out, writer_in);
                 map_request(&request, out);
             }
-            Ok(_) => map_input_messages(None, 0, out),
+            Ok(_) => map_input_messages(None, 0, out, writer_in),
             Err(_) => {
                 out.problems |= parse_failure(text, problem::INPUT_NOT_JSON);
                 if out.problems & problem::NEEDS_JS != 0 {
@@ -555,7 +569,7 @@ fn map_model<'a>(
             }
         }
     } else {
-        map_input_messages(None, 0, out);
+        map_input_messages(None, 0, out, writer_in);
     }
 
     // Output: messages, finish reasons, tokens, cost, response id and model.
@@ -577,7 +591,7 @@ fn map_model<'a>(
     let raw_meta = object(&response.raw);
     let custom_meta = object(&response.custom);
     let refused = [raw_meta, custom_meta].into_iter().flatten().any(refusal);
-    map_answers(&response, text.len(), refused, out);
+    map_answers(&response, text.len(), refused, out, writer_out);
 
     let raw_usage = raw_meta
         .and_then(|m| object(&m.usage))
@@ -630,9 +644,32 @@ fn map_model<'a>(
 
 /// Pushes a finished JSON attribute, or flags [`problem::OUT_OF_MEMORY`] (with `NEEDS_JS`: the
 /// span goes another way, as the reference mapping does) when a growth failed.
-fn push_json<'a>(out: &mut Mapped<'a>, key: &'static str, text: Out) {
-    match text.finish() {
-        Ok(text) => out.push(key, Value::Str(Cow::Owned(text))),
+/// How the writers of one source text (`genkit:input` or `genkit:output`) scrub: the scrubber to
+/// attach (`None` when there is none, or when the source holds nothing a pattern could match,
+/// [`Scrubber::may_change`]) and whether their values count as scrubbed.
+#[derive(Clone, Copy)]
+struct Writer<'s> {
+    scrub: Option<&'s Scrubber>,
+    scrubbed: bool,
+}
+
+impl<'s> Writer<'s> {
+    fn of(scrubber: Option<&'s Scrubber>, source: Option<&str>) -> Writer<'s> {
+        Writer {
+            scrub: Scrubber::for_source(scrubber, source),
+            scrubbed: scrubber.is_some(),
+        }
+    }
+
+    fn out(self, hint: usize) -> Out<'s> {
+        Out::with_hint(hint).scrubbing(self.scrub)
+    }
+}
+
+fn push_json<'a>(out: &mut Mapped<'a>, key: &'static str, text: Out<'_>, writer: Writer<'_>) {
+    match finish_content(text, &mut out.problems) {
+        Ok(Some(text)) => out.push_written(key, Value::Str(Cow::Owned(text)), writer.scrubbed),
+        Ok(None) => {}
         Err(OutOfMemory) => out.problems |= problem::OUT_OF_MEMORY | problem::NEEDS_JS,
     }
 }
@@ -641,6 +678,7 @@ fn map_input_messages<'a>(
     messages: Option<&ArrayShape<Shape<Message<'a>>>>,
     len: usize,
     out: &mut Mapped<'a>,
+    writer: Writer<'_>,
 ) {
     let messages: &[Shape<Message<'a>>] = match messages {
         None | Some(ArrayShape::Null) => &[],
@@ -654,8 +692,8 @@ fn map_input_messages<'a>(
         out.problems |= problem::INPUT_SHAPE;
         return;
     }
-    let mut text = Out::with_hint(len / 2 + 2);
-    let mut system = Out::new();
+    let mut text = writer.out(len / 2 + 2);
+    let mut system = writer.out(0);
     text.push('[');
     let mut first_system = true;
     for message in messages {
@@ -677,10 +715,10 @@ fn map_input_messages<'a>(
         }
     }
     text.push(']');
-    push_json(out, sc::INPUT_MESSAGES, text);
+    push_json(out, sc::INPUT_MESSAGES, text, writer);
     if !first_system {
         system.push(']');
-        push_json(out, sc::SYSTEM_INSTRUCTIONS, system);
+        push_json(out, sc::SYSTEM_INSTRUCTIONS, system, writer);
     }
 }
 
@@ -702,7 +740,13 @@ fn answer<'s, 'a>(message: &'s Option<Shape<Message<'a>>>) -> Option<Result<&'s 
 /// candidate with a message; each with its finish reason in the semconv vocabulary; the
 /// `gen_ai.response.finish_reasons` list has one entry per output message (or the response's own
 /// reason when there is no output message).
-fn map_answers<'a>(response: &Response<'a>, len: usize, refused: bool, out: &mut Mapped<'a>) {
+fn map_answers<'a>(
+    response: &Response<'a>,
+    len: usize,
+    refused: bool,
+    out: &mut Mapped<'a>,
+    writer: Writer<'_>,
+) {
     // ok: at most one entry per candidate kept by the reader.
     let mut answers: Vec<(&Message<'a>, Option<Raw<'a>>)> = Vec::new();
     match answer(&response.message) {
@@ -744,7 +788,7 @@ fn map_answers<'a>(response: &Response<'a>, len: usize, refused: bool, out: &mut
             reasons.push(Value::Str(r));
         }
     } else {
-        let mut text = Out::with_hint(len / 2 + 2);
+        let mut text = writer.out(len / 2 + 2);
         if reasons.try_reserve(answers.len()).is_err() {
             out.problems |= problem::OUTPUT_SHAPE;
             return;
@@ -760,7 +804,7 @@ fn map_answers<'a>(response: &Response<'a>, len: usize, refused: bool, out: &mut
             reasons.push(Value::Str(reason));
         }
         text.push(']');
-        push_json(out, sc::OUTPUT_MESSAGES, text);
+        push_json(out, sc::OUTPUT_MESSAGES, text, writer);
     }
     if !reasons.is_empty() {
         out.push(sc::RESPONSE_FINISH_REASONS, Value::Array(reasons));
@@ -1021,7 +1065,7 @@ fn write_media(out: &mut Out, media: &MediaPart<'_>) {
             }
         }
         out.push_str(",\"mime_type\":\"");
-        out.push_str(mime);
+        out.push_escaped(mime);
         out.push('"');
     }
     match info.data_size {
@@ -1031,7 +1075,7 @@ fn write_media(out: &mut Out, media: &MediaPart<'_>) {
         }
         None => {
             out.push_str(",\"uri\":");
-            out.push_str(text);
+            out.push_value(text);
         }
     }
     out.push('}');
@@ -1044,7 +1088,11 @@ fn write_media(out: &mut Out, media: &MediaPart<'_>) {
 /// (`genkit:input`, `"{}"` when absent) and the result. A `tool.v2` result: its `output` as a
 /// `tool` result when it has no content parts, else the JSON `{"output","content":[GenAI parts]}`
 /// (media as rule 7: no bytes).
-fn map_tool<'a>(span: &SpanInput<'a>, out: &mut Mapped<'a>) -> Result<(), NeedsJs> {
+fn map_tool<'a>(
+    span: &SpanInput<'a>,
+    out: &mut Mapped<'a>,
+    scrubber: Option<&Scrubber>,
+) -> Result<(), NeedsJs> {
     out.push(sc::OPERATION_NAME, Value::str("execute_tool"));
     if let Some(name) = span.name {
         out.push(keys::TOOL_NAME, Value::str(name));
@@ -1064,17 +1112,18 @@ fn map_tool<'a>(span: &SpanInput<'a>, out: &mut Mapped<'a>) -> Result<(), NeedsJ
             };
             match (parts, multipart.output) {
                 (Some(parts), value) => {
-                    let mut text = Out::with_hint(output.len() / 2 + 16);
+                    let writer = Writer::of(scrubber, Some(output));
+                    let mut text = writer.out(output.len() / 2 + 16);
                     text.push('{');
                     if let Some(value) = value {
                         text.push_str("\"output\":");
-                        text.push_str(value.get());
+                        text.push_value(value.get());
                         text.push(',');
                     }
                     text.push_str("\"content\":[");
                     sc::write_part_list(&mut text, parts, true, Some(write_media_part));
                     text.push_str("]}");
-                    push_json(out, sc::TOOL_CALL_RESULT, text);
+                    push_json(out, sc::TOOL_CALL_RESULT, text, writer);
                     return if out.problems & problem::NEEDS_JS != 0 {
                         Err(NeedsJs)
                     } else {

@@ -12,6 +12,12 @@
 //!    then long strings cut; the counts go to [`crate::cap::DROPPED_MESSAGES`] and
 //!    [`crate::cap::CAPPED_ATTRIBUTES`].
 //!
+//! Scrubbing runs in the writers' pass: the writers of the message attributes (and of complete
+//! mode's multipart tool results) get [`Content::scrubber`] and scrub every value they copy from
+//! Genkit's JSON as they write it ([`crate::out::Out::push_value`]); [`Mapped::scrubbed`] names
+//! those attributes, and only the cap is applied to them here. Values that are Genkit's text as it
+//! is (tool arguments, tool results) are scrubbed here, in their one pass.
+//!
 //! Scrubbed or nothing: when a step cannot be done (an allocation fails, a value whose structure
 //! alone is over the cap, user patterns that do not compile), the attribute is left out and
 //! [`problem::CONTENT_WITHHELD`] is set; content is never written unscrubbed when scrubbing is on.
@@ -36,6 +42,15 @@ pub const CONTENT_ATTRIBUTES: [&str; 5] = [
 /// Whether `key` is one of [`CONTENT_ATTRIBUTES`].
 pub fn is_content(key: &str) -> bool {
     CONTENT_ATTRIBUTES.contains(&key)
+}
+
+/// The bit of content attribute `key` in [`Mapped::scrubbed`] (`1 << ` its index in
+/// [`CONTENT_ATTRIBUTES`]); `0` for any other key.
+pub fn content_bit(key: &str) -> u8 {
+    CONTENT_ATTRIBUTES
+        .iter()
+        .position(|k| *k == key)
+        .map_or(0, |i| 1 << i)
 }
 
 /// The content rules of one [`Options`], compiled once (one `RegexSet` per mapper).
@@ -117,6 +132,13 @@ impl Content {
         self.scrubber.is_some()
     }
 
+    /// The scrubber the writers attach to their outputs ([`crate::out::Out::scrubbing`]) when
+    /// content is captured and scrubbed; a value written with it is filtered with
+    /// [`Content::filter_written`].
+    pub fn scrubber(&self) -> Option<&Scrubber> {
+        self.scrubber.as_ref().filter(|_| self.capture)
+    }
+
     /// Applies the rules to one content attribute's string `value` (`key` chooses how: message
     /// arrays are capped by dropping messages; tool arguments and results are scrubbed and capped
     /// as JSON when they are JSON, as text otherwise).
@@ -128,7 +150,17 @@ impl Content {
     /// (`Some(true)`: a tool result the mapping has parsed, `Some(false)`: text); `None` asks
     /// (one validation of the whole value). A wrong `Some(true)` only changes how the value is
     /// scrubbed and capped, never whether it is.
-    pub fn filter_as<'a>(&self, key: &str, value: &'a str, json: Option<bool>) -> Filtered {
+    pub fn filter_as(&self, key: &str, value: &str, json: Option<bool>) -> Filtered {
+        self.rules(key, value, json, false)
+    }
+
+    /// [`Content::filter`] for a value the writers wrote with [`Content::scrubber`] attached
+    /// (already scrubbed, in their pass): the capture mode and the cap.
+    pub fn filter_written(&self, key: &str, value: &str) -> Filtered {
+        self.rules(key, value, Some(true), true)
+    }
+
+    fn rules<'a>(&self, key: &str, value: &'a str, json: Option<bool>, scrubbed: bool) -> Filtered {
         if !self.capture {
             return Filtered::Withheld(0);
         }
@@ -146,7 +178,8 @@ impl Content {
         // Not OUT_OF_MEMORY: that flag sends the span to the JavaScript mapping, which would
         // write the content unscrubbed.
         let withheld = |_oom: bool| Filtered::Withheld(problem::CONTENT_WITHHELD);
-        let scrubbed: Cow<'a, str> = match &self.scrubber {
+        let scrubber = self.scrubber.as_ref().filter(|_| !scrubbed);
+        let scrubbed: Cow<'a, str> = match scrubber {
             None => Cow::Borrowed(value),
             // The message attributes are JSON, and so are tool results the mapping has parsed:
             // `Scrubber::json` has the same fast path inside.
@@ -240,10 +273,18 @@ impl Content {
                 i += 1;
                 continue;
             }
+            let written = out.scrubbed & content_bit(key) != 0;
+            let filter = |v: &str| {
+                if written {
+                    self.filter_written(key, v)
+                } else {
+                    self.filter(key, v)
+                }
+            };
             let filtered = match &out.attributes[i].1 {
-                Value::Str(s) => self.filter(key, s),
+                Value::Str(s) => filter(s),
                 // A compound value the JavaScript sink recreates: written only when unchanged.
-                Value::Json(text) => match self.filter(key, text) {
+                Value::Json(text) => match filter(text) {
                     Filtered::Changed { .. } => Filtered::Withheld(problem::CONTENT_WITHHELD),
                     other => other,
                 },

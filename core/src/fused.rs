@@ -191,6 +191,7 @@ pub fn map_span(mapper: &mut Mapper, span: &mut Span, handoff_units: usize) -> F
                 &input,
                 mapper.options(),
                 &mut crate::cost::PriceCache::default(),
+                None,
             ),
             _ => mapper.map(&input),
         };

@@ -36,7 +36,9 @@ pub mod scrub;
 pub mod semconv;
 pub mod span;
 
-pub use mapping::{map_model, map_tool_result, problem, ModelAttributes, Scalar, ToolResult};
+pub use mapping::{
+    map_model, map_model_scrubbed, map_tool_result, problem, ModelAttributes, Scalar, ToolResult,
+};
 
 #[cfg(test)]
 mod tests;

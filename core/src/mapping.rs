@@ -10,6 +10,7 @@ use crate::genkit::{
     ArrayShape, Candidate, GenerateRequest, GenerateResponse, Message, Raw, Shape,
 };
 use crate::out::{try_push, Out, OutOfMemory};
+use crate::scrub::Scrubber;
 use crate::semconv::{
     check_message, check_messages, raw_is_str, raw_is_truthy, write_message, write_parts,
 };
@@ -73,6 +74,9 @@ pub struct ModelAttributes<'a> {
     pub output_tokens: Option<Raw<'a>>,
     /// [`problem`] flags.
     pub problems: u32,
+    /// Whether the three message attributes were scrubbed as they were written
+    /// ([`map_model_scrubbed`] with a scrubber): the content rules then only cap them.
+    pub scrubbed: bool,
 }
 
 /// Maps a model span. `input` and `output` are the `genkit:input` / `genkit:output` attribute
@@ -88,10 +92,32 @@ pub struct ModelAttributes<'a> {
 ///   reasons of the candidates that gave an output message.
 /// - usage: `output.usage.inputTokens` / `outputTokens` whenever present (any JSON value).
 pub fn map_model<'a>(input: Option<&'a str>, output: Option<&'a str>) -> ModelAttributes<'a> {
-    let mut attrs = ModelAttributes::default();
-    map_input(input, &mut attrs);
+    map_model_scrubbed(input, output, None)
+}
+
+/// [`map_model`], scrubbing secrets with `scrubber` in the same pass (issue 11): every value the
+/// message writers copy from `genkit:input` / `genkit:output` is scrubbed as it is written
+/// ([`Out::push_value`]), the writers' own structure is not, and a source that holds nothing a
+/// pattern could match ([`Scrubber::may_change`]) is written without scrubbing. The result equals
+/// [`Scrubber::json`] applied to each message attribute of [`map_model`]. A value that cannot be
+/// scrubbed (an allocation failed) leaves its attribute out with
+/// [`problem::CONTENT_WITHHELD`]. With a scrubber, [`ModelAttributes::scrubbed`] is set.
+pub fn map_model_scrubbed<'a>(
+    input: Option<&'a str>,
+    output: Option<&'a str>,
+    scrubber: Option<&Scrubber>,
+) -> ModelAttributes<'a> {
+    let mut attrs = ModelAttributes {
+        scrubbed: scrubber.is_some(),
+        ..ModelAttributes::default()
+    };
+    map_input(input, &mut attrs, Scrubber::for_source(scrubber, input));
     if let Some(output) = output {
-        map_output(output, &mut attrs);
+        map_output(
+            output,
+            &mut attrs,
+            Scrubber::for_source(scrubber, Some(output)),
+        );
     }
     if attrs.problems & problem::NEEDS_JS != 0 {
         // The JavaScript mapping redoes the whole span: write nothing here.
@@ -116,7 +142,25 @@ fn parse_failure(text: &str, not_json: u32) -> u32 {
     }
 }
 
-fn map_input<'a>(input: Option<&'a str>, attrs: &mut ModelAttributes<'a>) {
+/// A written content attribute: `Ok(Some(text))`, `Ok(None)` when a value in it could not be
+/// scrubbed (`problems` gains [`problem::CONTENT_WITHHELD`]: left out, never unscrubbed), `Err`
+/// when an allocation failed otherwise.
+pub(crate) fn finish_content(
+    out: Out<'_>,
+    problems: &mut u32,
+) -> Result<Option<String>, OutOfMemory> {
+    if out.withheld() {
+        *problems |= problem::CONTENT_WITHHELD;
+        return Ok(None);
+    }
+    out.finish().map(Some)
+}
+
+fn map_input<'a>(
+    input: Option<&'a str>,
+    attrs: &mut ModelAttributes<'a>,
+    scrub: Option<&Scrubber>,
+) {
     let parsed = match input {
         None => None,
         Some(text) => match serde_json::from_str::<Shape<GenerateRequest<'a>>>(text) {
@@ -141,8 +185,8 @@ fn map_input<'a>(input: Option<&'a str>, attrs: &mut ModelAttributes<'a>) {
         return;
     }
     let capacity = input.map_or(2, |s| s.len() / 2 + 2);
-    let mut out = Out::with_hint(capacity);
-    let mut system = Out::new();
+    let mut out = Out::with_hint(capacity).scrubbing(scrub);
+    let mut system = Out::new().scrubbing(scrub);
     let mut first_message = true;
     let mut first_system_part = true;
     out.push('[');
@@ -169,18 +213,23 @@ fn map_input<'a>(input: Option<&'a str>, attrs: &mut ModelAttributes<'a>) {
     if !first_system_part {
         system.push(']');
     }
-    match (out.finish(), system.finish()) {
+    let mut problems = 0;
+    match (
+        finish_content(out, &mut problems),
+        finish_content(system, &mut problems),
+    ) {
         (Ok(out), Ok(system)) => {
-            attrs.input_messages = Some(out);
+            attrs.problems |= problems;
+            attrs.input_messages = out;
             if !first_system_part {
-                attrs.system_instructions = Some(system);
+                attrs.system_instructions = system;
             }
         }
         _ => attrs.problems |= OUT_OF_MEMORY_FLAGS,
     }
 }
 
-fn map_output<'a>(output: &'a str, attrs: &mut ModelAttributes<'a>) {
+fn map_output<'a>(output: &'a str, attrs: &mut ModelAttributes<'a>, scrub: Option<&Scrubber>) {
     let response = match serde_json::from_str::<Shape<GenerateResponse<'a>>>(output) {
         Ok(Shape::Object(response)) => response,
         Ok(_) => return,
@@ -193,19 +242,21 @@ fn map_output<'a>(output: &'a str, attrs: &mut ModelAttributes<'a>) {
     let mut finish_reasons: Option<Vec<Raw<'a>>> = None;
     match answer(&response.message) {
         Some(Ok(m)) => {
-            let mut out = Out::with_hint(output.len() / 2 + 2);
+            let mut out = Out::with_hint(output.len() / 2 + 2).scrubbing(scrub);
             out.push('[');
             write_message(&mut out, m, response.finish_reason);
             out.push(']');
-            match out.finish() {
-                Ok(out) => attrs.output_messages = Some(out),
+            match finish_content(out, &mut attrs.problems) {
+                Ok(out) => attrs.output_messages = out,
                 Err(OutOfMemory) => attrs.problems |= OUT_OF_MEMORY_FLAGS,
             }
         }
         Some(Err(())) => attrs.problems |= problem::OUTPUT_SHAPE,
         None => {
             if let Some(ArrayShape::Array(candidates)) = &response.candidates {
-                if map_candidates(candidates, output.len(), attrs, &mut finish_reasons).is_err() {
+                let written =
+                    map_candidates(candidates, output.len(), attrs, &mut finish_reasons, scrub);
+                if written.is_err() {
                     attrs.problems |= OUT_OF_MEMORY_FLAGS;
                 }
             }
@@ -242,9 +293,11 @@ fn map_candidates<'a>(
     output_len: usize,
     attrs: &mut ModelAttributes<'a>,
     finish_reasons: &mut Option<Vec<Raw<'a>>>,
+    scrub: Option<&Scrubber>,
 ) -> Result<(), OutOfMemory> {
-    let mut out = Out::with_hint(output_len / 2 + 2);
+    let mut out = Out::with_hint(output_len / 2 + 2).scrubbing(scrub);
     let mut reasons = Vec::new();
+    let mut wrote = false;
     out.push('[');
     for candidate in candidates {
         let Shape::Object(candidate) = candidate else {
@@ -257,9 +310,10 @@ fn map_candidates<'a>(
                 return Ok(());
             }
             Some(Ok(m)) => {
-                if out.len() > 1 {
+                if wrote {
                     out.push(',');
                 }
+                wrote = true;
                 write_message(&mut out, m, candidate.finish_reason);
                 if let Some(reason) = candidate.finish_reason.filter(|r| raw_is_truthy(r)) {
                     try_push(&mut reasons, reason)?;
@@ -268,8 +322,14 @@ fn map_candidates<'a>(
         }
     }
     out.push(']');
-    let out = out.finish()?;
-    if out.len() > 2 {
+    let Some(out) = finish_content(out, &mut attrs.problems)? else {
+        // Withheld: the finish reasons are not content and are still written.
+        if wrote && !reasons.is_empty() {
+            *finish_reasons = Some(reasons);
+        }
+        return Ok(());
+    };
+    if wrote {
         attrs.output_messages = Some(out);
         if !reasons.is_empty() {
             *finish_reasons = Some(reasons);

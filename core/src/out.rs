@@ -2,7 +2,14 @@
 //! through `try_reserve`. An allocation that fails marks the buffer as failed (later writes are
 //! ignored) instead of calling `handle_alloc_error`, which aborts the process: the mapping then
 //! reports [`crate::problem::OUT_OF_MEMORY`] and the span is mapped by the pure-JS path.
+//!
+//! An output may carry the span's secret scrubber ([`Out::scrubbing`], issue 11): the values the
+//! writers copy from Genkit's JSON ([`Out::push_value`], [`Out::push_escaped`], [`Out::push_text`])
+//! are then scrubbed as they are written, in the mapping's own pass, and the structure the
+//! writers add (keys, brackets, part types) is written as it is.
 
+use crate::scrub::Scrubber;
+use std::borrow::Cow;
 use std::collections::TryReserveError;
 
 /// The allocation behind an output failed: the output is incomplete and must not be written.
@@ -16,17 +23,22 @@ impl From<TryReserveError> for OutOfMemory {
 }
 
 /// A UTF-8 text buffer whose growth never aborts. Growth is amortised (`try_reserve` doubles), so
-/// appending costs the same as with `String`.
+/// appending costs the same as with `String`. `'s`: the scrubber it may carry.
 #[derive(Debug, Default)]
-pub struct Out {
+pub struct Out<'s> {
     text: String,
     failed: bool,
     /// Bytes at most (`None`: as many as can be allocated); a write past it fails like an
     /// allocation failure.
     limit: Option<usize>,
+    /// Scrubs the values copied from Genkit's JSON ([`Out::scrubbing`]).
+    scrub: Option<&'s Scrubber>,
+    /// Scrubbing a value failed (an allocation): the output is failed and must be left out,
+    /// not written unscrubbed ([`Out::withheld`]).
+    withheld: bool,
 }
 
-impl Out {
+impl<'s> Out<'s> {
     /// An empty buffer; no allocation.
     pub fn new() -> Self {
         Self::default()
@@ -40,8 +52,7 @@ impl Out {
         let _ = text.try_reserve(bytes);
         Out {
             text,
-            failed: false,
-            limit: None,
+            ..Self::default()
         }
     }
 
@@ -68,6 +79,74 @@ impl Out {
             return;
         }
         self.text.push_str(s);
+    }
+
+    /// This output, scrubbing with `scrubber` the values copied from Genkit's JSON (`None`: written
+    /// as they are).
+    pub fn scrubbing(mut self, scrubber: Option<&'s Scrubber>) -> Out<'s> {
+        self.scrub = scrubber;
+        self
+    }
+
+    /// Appends a JSON value copied from Genkit's JSON (its source text: an object, array, string
+    /// or scalar, as [`crate::genkit::Raw`] holds it). With a scrubber, every string in it is
+    /// scrubbed as [`Scrubber::json`] does (a secret replaced by [`crate::scrub::PLACEHOLDER`],
+    /// a credential key's value whole); escapes and structure are kept.
+    pub fn push_value(&mut self, raw: &str) {
+        match self.scrub {
+            None => self.push_str(raw),
+            Some(s) => {
+                let scrubbed = s.json(raw);
+                self.push_scrubbed(scrubbed);
+            }
+        }
+    }
+
+    /// Appends the inside of a JSON string literal copied from Genkit's JSON (escaped source
+    /// text without its quotes: a MIME type cut out of a media URL, say), scrubbed as the
+    /// literal's text ([`Scrubber::json_inner`]) when a scrubber is attached.
+    pub fn push_escaped(&mut self, inner: &str) {
+        match self.scrub {
+            None => self.push_str(inner),
+            Some(s) => {
+                let scrubbed = s.json_inner(inner);
+                self.push_scrubbed(scrubbed);
+            }
+        }
+    }
+
+    /// Appends decoded text taken from Genkit's JSON (a finish reason passed through, say),
+    /// JSON-escaped without quotes as `JSON.stringify` escapes it
+    /// ([`crate::semconv::json_escape_into`]), scrubbed first ([`Scrubber::text`]) when a
+    /// scrubber is attached.
+    pub fn push_text(&mut self, text: &str) {
+        match self.scrub.map(|s| s.text(text)) {
+            None => crate::semconv::json_escape_into(self, text),
+            Some(Ok(t)) => crate::semconv::json_escape_into(self, &t),
+            Some(Err(_)) => self.withhold(),
+        }
+    }
+
+    fn push_scrubbed(&mut self, scrubbed: Result<Cow<'_, str>, TryReserveError>) {
+        match scrubbed {
+            Ok(v) => self.push_str(&v),
+            Err(_) => self.withhold(),
+        }
+    }
+
+    /// A value could not be scrubbed: the whole output is left out (scrubbed content or none).
+    fn withhold(&mut self) {
+        self.withheld = true;
+        self.failed = true;
+        self.text = String::new();
+    }
+
+    /// Whether the output failed because a value could not be scrubbed (an allocation sized by
+    /// the value failed): the caller leaves the attribute out and reports
+    /// [`crate::problem::CONTENT_WITHHELD`], rather than handing the span to a path that would
+    /// write it unscrubbed. [`Out::finish`] fails too.
+    pub fn withheld(&self) -> bool {
+        self.withheld
     }
 
     /// Appends one character (an ASCII delimiter, in practice).

@@ -573,17 +573,47 @@ impl Scrubber {
             return Ok(Cow::Borrowed(literal));
         }
         let inner = &literal[1..literal.len() - 1];
+        Ok(
+            match self.inner_from(inner, from.saturating_sub(1), true)? {
+                None => Cow::Borrowed(literal),
+                Some(s) => Cow::Owned(s),
+            },
+        )
+    }
+
+    /// Scrubs the inside of one JSON string literal (its escaped source text without the quotes,
+    /// as [`Scrubber::json_string`] scrubs a whole literal): borrowed when nothing is replaced.
+    pub fn json_inner<'a>(&self, inner: &'a str) -> Result<Cow<'a, str>, TryReserveError> {
+        Ok(match self.inner_from(inner, 0, false)? {
+            None => Cow::Borrowed(inner),
+            Some(s) => Cow::Owned(s),
+        })
+    }
+
+    /// The scrubbed form of a literal's inside `inner`, between quotes when `quote`; `None` when
+    /// nothing is replaced. No needle occurs before byte `from` of `inner`.
+    fn inner_from(
+        &self,
+        inner: &str,
+        from: usize,
+        quote: bool,
+    ) -> Result<Option<String>, TryReserveError> {
+        let quotes = if quote { 2 } else { 0 };
         if !inner.contains('\\') {
             // Raw text is the decoded text.
-            return Ok(match self.text_from(inner, from.saturating_sub(1))? {
-                Cow::Borrowed(_) => Cow::Borrowed(literal),
+            return Ok(match self.text_from(inner, from)? {
+                Cow::Borrowed(_) => None,
                 Cow::Owned(s) => {
                     let mut out = String::new();
-                    out.try_reserve(s.len() + 2)?;
-                    out.push('"');
+                    out.try_reserve(s.len() + quotes)?;
+                    if quote {
+                        out.push('"');
+                    }
                     out.push_str(&s);
-                    out.push('"');
-                    Cow::Owned(out)
+                    if quote {
+                        out.push('"');
+                    }
+                    Some(out)
                 }
             });
         }
@@ -591,18 +621,43 @@ impl Scrubber {
         decoded.try_reserve(inner.len())?;
         decode_into(inner, &mut decoded);
         let Some((first, user)) = self.scan(&decoded, 0) else {
-            return Ok(Cow::Borrowed(literal));
+            return Ok(None);
         };
         let ranges = self.ranges(&decoded, first, user)?;
         if ranges.is_empty() {
-            return Ok(Cow::Borrowed(literal));
+            return Ok(None);
         }
         let mut out = String::new();
-        out.try_reserve(literal.len())?;
-        out.push('"');
+        out.try_reserve(inner.len() + quotes)?;
+        if quote {
+            out.push('"');
+        }
         rewrite(inner, &ranges, &mut out);
-        out.push('"');
-        Ok(Cow::Owned(out))
+        if quote {
+            out.push('"');
+        }
+        Ok(Some(out))
+    }
+
+    /// Whether scrubbing `source` could change anything that is copied out of it: a needle of a
+    /// default pattern occurs in it, or a `\u` escape (which can spell one), or the user gave
+    /// patterns (which have no needles). When not, no string value of `source` and no part of
+    /// one, decoded or not, holds a secret, so a writer that copies only values of `source`
+    /// (and structure of its own) needs no scrubber ([`crate::out::Out::scrubbing`]).
+    pub fn may_change(&self, source: &str) -> bool {
+        let bytes = source.as_bytes();
+        self.user.is_some()
+            || memchr::memmem::find(bytes, b"\\u").is_some()
+            || self.prefilter.find(bytes, 0).is_some()
+    }
+
+    /// `scrubber` when scrubbing `source` could change something ([`Scrubber::may_change`]),
+    /// else `None`: what a writer of values copied from `source` needs attached.
+    pub fn for_source<'s>(
+        scrubber: Option<&'s Scrubber>,
+        source: Option<&str>,
+    ) -> Option<&'s Scrubber> {
+        scrubber.filter(|s| source.is_some_and(|t| s.may_change(t)))
     }
 
     /// Scrubs every string value of a JSON value (an object, array, string or scalar, as written):
@@ -646,8 +701,10 @@ impl Scrubber {
             }
             let is_key = j < bytes.len() && bytes[j] == b':';
             if is_key {
-                // A secret key also holds a needle, so skipping literals without one stays exact.
-                secret_key = has_hit && key_is_secret(literal);
+                // A secret key also holds a needle, so skipping literals without one stays exact
+                // (with a `\u` escape anywhere, `every`, the needle may be spelled escaped:
+                // `"\u0061pi_key"`).
+                secret_key = (has_hit || every) && key_is_secret(literal);
             } else {
                 let replaced: Option<Cow<'_, str>> =
                     if secret_key && decoded_len_at_least(literal, MIN_KEYED_SECRET) {
@@ -1420,6 +1477,24 @@ mod tests {
         ] {
             assert_eq!(s.text(text).unwrap(), Cow::Borrowed(text)); // ok: test code
         }
+    }
+
+    #[test]
+    fn a_credential_key_spelled_with_escapes_is_a_key() {
+        // `\u0061pi_key` holds no needle in its raw text; with a `\u` escape every literal is
+        // decoded, keys too.
+        for json in [
+            r#"{"\u0061pi_key":"abcdefghijkl"}"#,
+            r#"{"api_k\u0065y":"abcdefghijkl","n":1}"#,
+            r#"[{"q":"x"},{"client\u005fsecret":"abcdefghijkl"}]"#,
+        ] {
+            let out = s().json(json).unwrap();
+            assert!(out.contains(r#":"[REDACTED]""#), "{json} -> {out}");
+            assert!(!out.contains("abcdefghijkl"), "{json} -> {out}");
+        }
+        // Not a credential key: kept.
+        let kept = r#"{"\u0061pi":"abcdefghijkl"}"#;
+        assert_eq!(s().json(kept).unwrap(), kept);
     }
 
     #[test]

@@ -161,12 +161,12 @@ fn write_part(out: &mut Out, part: &Part<'_>, first: bool, other: Option<OtherPa
     if let Some(text) = part.text {
         comma(out, first);
         out.push_str(r#"{"type":"text","content":"#);
-        out.push_str(text.get());
+        out.push_value(text.get());
         out.push('}');
     } else if let Some(reasoning) = part.reasoning {
         comma(out, first);
         out.push_str(r#"{"type":"reasoning","content":"#);
-        out.push_str(reasoning.get());
+        out.push_value(reasoning.get());
         out.push('}');
     } else if let Some(request) = truthy_tool(&part.tool_request) {
         comma(out, first);
@@ -210,7 +210,7 @@ fn field(out: &mut Out, key: &str, value: Option<Raw<'_>>) {
         out.push_str(",\"");
         out.push_str(key);
         out.push_str("\":");
-        out.push_str(value.get());
+        out.push_value(value.get());
     }
 }
 
@@ -235,7 +235,7 @@ pub fn write_message_with(
         if raw_is_str(role, "model") {
             out.push_str("\"assistant\"");
         } else {
-            out.push_str(role.get());
+            out.push_value(role.get());
         }
         out.push(',');
     }
@@ -245,11 +245,11 @@ pub fn write_message_with(
     match finish_reason {
         Some(Reason::Raw(reason)) => {
             out.push_str(",\"finish_reason\":");
-            out.push_str(reason.get());
+            out.push_value(reason.get());
         }
         Some(Reason::Text(reason)) => {
             out.push_str(",\"finish_reason\":\"");
-            json_escape_into(out, reason);
+            out.push_text(reason);
             out.push('"');
         }
         None => {}

@@ -12,7 +12,7 @@
 //! pairing, rule 5). It is fed the spans in the order they end.
 
 use crate::complete;
-use crate::mapping::{map_model, map_tool_result, problem, Scalar, ToolResult};
+use crate::mapping::{map_model_scrubbed, map_tool_result, problem, Scalar, ToolResult};
 use std::borrow::Cow;
 
 /// Which attributes are written.
@@ -180,6 +180,9 @@ pub struct Mapped<'a> {
     /// [`problem`] flags (`0`: clean). With [`problem::NEEDS_JS`] the attributes are empty and
     /// the caller maps the span another way.
     pub problems: u32,
+    /// The content attributes whose values the writers scrubbed as they wrote them (bits of
+    /// [`crate::content::content_bit`]): the content rules only cap these.
+    pub scrubbed: u8,
 }
 
 impl<'a> Mapped<'a> {
@@ -187,12 +190,22 @@ impl<'a> Mapped<'a> {
         Mapped {
             attributes: Vec::with_capacity(24), // ok: a constant; the keys this module writes are under 40
             problems: 0,
+            scrubbed: 0,
         }
     }
 
     /// Adds an attribute.
     pub fn push(&mut self, key: &'static str, value: Value<'a>) {
         self.attributes.push((key, value));
+    }
+
+    /// Adds a content attribute a writer wrote with a scrubber attached (`scrubbed`), or without
+    /// one.
+    pub(crate) fn push_written(&mut self, key: &'static str, value: Value<'a>, scrubbed: bool) {
+        if scrubbed {
+            self.scrubbed |= crate::content::content_bit(key);
+        }
+        self.push(key, value);
     }
 
     /// The value of `key`, if written.
@@ -275,10 +288,12 @@ impl Mapper {
     /// Maps one ended span. Never panics on any input; a span that is not a Genkit flow, agent,
     /// model or tool span gets no attributes.
     pub fn map<'a>(&mut self, span: &SpanInput<'a>) -> Mapped<'a> {
+        // The writers scrub as they write (issue 11); `apply` then only caps their values.
+        let scrub = self.content.scrubber();
         let mut out = match self.options.mode {
-            Mode::Reference => map_reference(span),
+            Mode::Reference => map_reference_scrubbed(span, scrub),
             Mode::Complete => {
-                let mut out = complete::map(span, &self.options, &mut self.prices);
+                let mut out = complete::map(span, &self.options, &mut self.prices, scrub);
                 if out.problems & problem::NEEDS_JS == 0 {
                     crate::pairing::pair(&mut self.pairing, span, &mut out);
                 }
@@ -323,6 +338,15 @@ pub(crate) fn map_agent<'a>(span: &SpanInput<'a>, out: &mut Mapped<'a>, name: Op
 
 /// The reference processor's whole mapping (seed 000), as `js/mapping.js` writes it.
 pub fn map_reference<'a>(span: &SpanInput<'a>) -> Mapped<'a> {
+    map_reference_scrubbed(span, None)
+}
+
+/// [`map_reference`], the message writers scrubbing with `scrubber` as they write
+/// ([`crate::mapping::map_model_scrubbed`]); their attributes are marked in [`Mapped::scrubbed`].
+pub fn map_reference_scrubbed<'a>(
+    span: &SpanInput<'a>,
+    scrubber: Option<&crate::scrub::Scrubber>,
+) -> Mapped<'a> {
     let mut out = Mapped::new();
     match span.subtype {
         Some("flow" | "agent") => map_agent(span, &mut out, Some(reference_name(span))),
@@ -336,19 +360,20 @@ pub fn map_reference<'a>(span: &SpanInput<'a>) -> Mapped<'a> {
             };
             out.push(sc::PROVIDER_NAME, Value::str(provider));
             out.push(sc::REQUEST_MODEL, Value::str(model));
-            let attrs = map_model(span.input, span.output);
+            let attrs = map_model_scrubbed(span.input, span.output, scrubber);
             out.problems |= attrs.problems;
             if attrs.problems & problem::NEEDS_JS != 0 {
                 return needs_js(out.problems);
             }
+            let scrubbed = attrs.scrubbed;
             if let Some(s) = attrs.input_messages {
-                out.push(sc::INPUT_MESSAGES, Value::Str(Cow::Owned(s)));
+                out.push_written(sc::INPUT_MESSAGES, Value::Str(Cow::Owned(s)), scrubbed);
             }
             if let Some(s) = attrs.system_instructions {
-                out.push(sc::SYSTEM_INSTRUCTIONS, Value::Str(Cow::Owned(s)));
+                out.push_written(sc::SYSTEM_INSTRUCTIONS, Value::Str(Cow::Owned(s)), scrubbed);
             }
             if let Some(s) = attrs.output_messages {
-                out.push(sc::OUTPUT_MESSAGES, Value::Str(Cow::Owned(s)));
+                out.push_written(sc::OUTPUT_MESSAGES, Value::Str(Cow::Owned(s)), scrubbed);
             }
             if let Some(reasons) = attrs.finish_reasons {
                 let mut values = Vec::new();
@@ -396,6 +421,7 @@ pub(crate) fn needs_js<'a>(problems: u32) -> Mapped<'a> {
     Mapped {
         attributes: Vec::new(),
         problems: problems | problem::NEEDS_JS,
+        scrubbed: 0,
     }
 }
 

@@ -4,12 +4,29 @@
 //!
 //! Invariants: no panic; every JSON attribute written is a valid JSON array; a span flagged
 //! `NEEDS_JS` gets nothing written natively; text that is not JSON is flagged as such; every raw
-//! value is valid JSON.
+//! value is valid JSON; `map_model_scrubbed` (secrets scrubbed in the writers' pass, issue 11)
+//! equals `map_model` with `Scrubber::json` applied to each message attribute afterwards.
 #![no_main]
 
-use genkit_for_maple_core::{map_model, map_tool_result, problem, Scalar, ToolResult};
+use genkit_for_maple_core::scrub::Scrubber;
+use genkit_for_maple_core::{
+    map_model, map_model_scrubbed, map_tool_result, problem, Scalar, ToolResult,
+};
 use libfuzzer_sys::fuzz_target;
 use serde::de::IgnoredAny;
+use std::sync::OnceLock;
+
+/// Compiled once (as once per processor).
+fn scrubber() -> &'static Scrubber {
+    static SCRUBBER: OnceLock<Scrubber> = OnceLock::new();
+    SCRUBBER.get_or_init(Scrubber::with_defaults)
+}
+
+/// `text` scrubbed after the fact, as the content rules did before the writers scrubbed.
+fn post_pass(text: &Option<String>) -> Option<String> {
+    text.as_ref()
+        .map(|t| scrubber().json(t).expect("no allocation fails here").into_owned())
+}
 
 fn is_json(text: &str) -> bool {
     serde_json::from_str::<IgnoredAny>(text).is_ok()
@@ -33,6 +50,12 @@ fuzz_target!(|data: &[u8]| {
         (Some(&*output), None),
     ] {
         let attrs = map_model(i, o);
+        let scrubbed = map_model_scrubbed(i, o, Some(scrubber()));
+        assert!(scrubbed.scrubbed);
+        assert_eq!(scrubbed.problems, attrs.problems);
+        assert_eq!(scrubbed.input_messages, post_pass(&attrs.input_messages));
+        assert_eq!(scrubbed.system_instructions, post_pass(&attrs.system_instructions));
+        assert_eq!(scrubbed.output_messages, post_pass(&attrs.output_messages));
         json_array(&attrs.input_messages);
         json_array(&attrs.system_instructions);
         json_array(&attrs.output_messages);
