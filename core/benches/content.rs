@@ -11,11 +11,15 @@
 //!   good news", "authorization pending") that pass the prefilter and run the patterns.
 //! - `cap`: [`cap_messages`] at the default cap (256 KiB): a length check under it, dropping the
 //!   oldest messages above it.
+//! - `in_pass_clean` / `in_pass_secret`: the mapping with scrubbing in the writers' pass
+//!   ([`map_model_scrubbed`], what the processor runs), without and with the two secrets;
+//!   `post_pass_clean` / `post_pass_secret`: the order before it, [`map_model`] then
+//!   [`Scrubber::json`] over the written attribute. Both give the same text (checked).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use genkit_for_maple_core::cap::{cap_messages, DEFAULT_MAX_CONTENT_BYTES};
-use genkit_for_maple_core::map_model;
 use genkit_for_maple_core::scrub::Scrubber;
+use genkit_for_maple_core::{map_model, map_model_scrubbed};
 use serde_json::json;
 use std::hint::black_box;
 use std::time::Duration;
@@ -156,6 +160,31 @@ fn bench(c: &mut Criterion) {
             group.bench_function(BenchmarkId::new("scrub_tool_clean", &id), |b| {
                 b.iter(|| black_box(scrubber.json(black_box(&tool)).map(|c| c.len())))
             });
+            let secret_input = genkit_input(size, multi, true);
+            for (name, text) in [("clean", &input), ("secret", &secret_input)] {
+                let post = |t: &str| {
+                    map_model(Some(t), None)
+                        .input_messages
+                        .map(|m| scrubber.json(&m).map(|c| c.len()))
+                };
+                let in_pass = |t: &str| {
+                    map_model_scrubbed(Some(t), None, Some(&scrubber))
+                        .input_messages
+                        .map(|m| m.len())
+                };
+                assert_eq!(
+                    map_model_scrubbed(Some(text), None, Some(&scrubber)).input_messages,
+                    map_model(Some(text), None)
+                        .input_messages
+                        .map(|m| scrubber.json(&m).unwrap().into_owned())
+                );
+                group.bench_function(BenchmarkId::new(format!("in_pass_{name}"), &id), |b| {
+                    b.iter(|| black_box(in_pass(black_box(text))))
+                });
+                group.bench_function(BenchmarkId::new(format!("post_pass_{name}"), &id), |b| {
+                    b.iter(|| black_box(post(black_box(text))))
+                });
+            }
             group.bench_function(BenchmarkId::new("cap", &id), |b| {
                 b.iter(|| {
                     black_box(

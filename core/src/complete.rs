@@ -19,7 +19,7 @@ use crate::genkit::{raw, ArrayShape, Candidate, Fields, Media, Message, Part, Ra
 use crate::mapping::finish_content;
 use crate::mapping::{problem, Scalar};
 use crate::out::{Out, OutOfMemory};
-use crate::scrub::Scrubber;
+use crate::scrub::{Scrubber, SourceScrubber};
 use crate::semconv::{self as sc, check_messages, raw_is_str};
 use crate::span::{error_type, keys, map_agent, needs_js, Mapped, Options, SpanInput, Value};
 use serde::de::MapAccess;
@@ -535,8 +535,12 @@ fn map_model<'a>(
     scrubber: Option<&Scrubber>,
 ) -> Result<(), NeedsJs> {
     out.push(sc::OPERATION_NAME, Value::str("chat"));
-    let writer_in = Writer::of(scrubber, span.input);
-    let writer_out = Writer::of(scrubber, span.output);
+    let (source_in, source_out) = (
+        SourceScrubber::of(scrubber, span.input),
+        SourceScrubber::of(scrubber, span.output),
+    );
+    let writer_in = Writer::of(&source_in, scrubber);
+    let writer_out = Writer::of(&source_out, scrubber);
     let (prefix, model) = match span.name {
         Some(name) => match name.find('/') {
             Some(i) if i + 1 < name.len() => (Some(&name[..i]), Some(&name[i + 1..])),
@@ -644,19 +648,19 @@ fn map_model<'a>(
 
 /// Pushes a finished JSON attribute, or flags [`problem::OUT_OF_MEMORY`] (with `NEEDS_JS`: the
 /// span goes another way, as the reference mapping does) when a growth failed.
-/// How the writers of one source text (`genkit:input` or `genkit:output`) scrub: the scrubber to
-/// attach (`None` when there is none, or when the source holds nothing a pattern could match,
-/// [`Scrubber::may_change`]) and whether their values count as scrubbed.
+/// How the writers of one source text (`genkit:input` or `genkit:output`) scrub: the source's
+/// scrubber to attach (`None` without one, or when the source holds nothing a pattern could
+/// match, [`SourceScrubber::of`]) and whether their values count as scrubbed.
 #[derive(Clone, Copy)]
 struct Writer<'s> {
-    scrub: Option<&'s Scrubber>,
+    scrub: Option<&'s SourceScrubber<'s>>,
     scrubbed: bool,
 }
 
 impl<'s> Writer<'s> {
-    fn of(scrubber: Option<&'s Scrubber>, source: Option<&str>) -> Writer<'s> {
+    fn of(source: &'s Option<SourceScrubber<'s>>, scrubber: Option<&Scrubber>) -> Writer<'s> {
         Writer {
-            scrub: Scrubber::for_source(scrubber, source),
+            scrub: source.as_ref(),
             scrubbed: scrubber.is_some(),
         }
     }
@@ -1112,7 +1116,8 @@ fn map_tool<'a>(
             };
             match (parts, multipart.output) {
                 (Some(parts), value) => {
-                    let writer = Writer::of(scrubber, Some(output));
+                    let source = SourceScrubber::of(scrubber, Some(output));
+                    let writer = Writer::of(&source, scrubber);
                     let mut text = writer.out(output.len() / 2 + 16);
                     text.push('{');
                     if let Some(value) = value {

@@ -10,7 +10,7 @@ use crate::genkit::{
     ArrayShape, Candidate, GenerateRequest, GenerateResponse, Message, Raw, Shape,
 };
 use crate::out::{try_push, Out, OutOfMemory};
-use crate::scrub::Scrubber;
+use crate::scrub::{Scrubber, SourceScrubber};
 use crate::semconv::{
     check_message, check_messages, raw_is_str, raw_is_truthy, write_message, write_parts,
 };
@@ -97,8 +97,9 @@ pub fn map_model<'a>(input: Option<&'a str>, output: Option<&'a str>) -> ModelAt
 
 /// [`map_model`], scrubbing secrets with `scrubber` in the same pass (issue 11): every value the
 /// message writers copy from `genkit:input` / `genkit:output` is scrubbed as it is written
-/// ([`Out::push_value`]), the writers' own structure is not, and a source that holds nothing a
-/// pattern could match ([`Scrubber::may_change`]) is written without scrubbing. The result equals
+/// ([`Out::push_value`], through a [`SourceScrubber`] that scans each source for needles once), the
+/// writers' own structure is not, and a source that holds nothing a pattern could match is
+/// written without scrubbing. The result equals
 /// [`Scrubber::json`] applied to each message attribute of [`map_model`]. A value that cannot be
 /// scrubbed (an allocation failed) leaves its attribute out with
 /// [`problem::CONTENT_WITHHELD`]. With a scrubber, [`ModelAttributes::scrubbed`] is set.
@@ -111,13 +112,11 @@ pub fn map_model_scrubbed<'a>(
         scrubbed: scrubber.is_some(),
         ..ModelAttributes::default()
     };
-    map_input(input, &mut attrs, Scrubber::for_source(scrubber, input));
+    let source = SourceScrubber::of(scrubber, input);
+    map_input(input, &mut attrs, source.as_ref());
     if let Some(output) = output {
-        map_output(
-            output,
-            &mut attrs,
-            Scrubber::for_source(scrubber, Some(output)),
-        );
+        let source = SourceScrubber::of(scrubber, Some(output));
+        map_output(output, &mut attrs, source.as_ref());
     }
     if attrs.problems & problem::NEEDS_JS != 0 {
         // The JavaScript mapping redoes the whole span: write nothing here.
@@ -159,7 +158,7 @@ pub(crate) fn finish_content(
 fn map_input<'a>(
     input: Option<&'a str>,
     attrs: &mut ModelAttributes<'a>,
-    scrub: Option<&Scrubber>,
+    scrub: Option<&SourceScrubber<'_>>,
 ) {
     let parsed = match input {
         None => None,
@@ -229,7 +228,11 @@ fn map_input<'a>(
     }
 }
 
-fn map_output<'a>(output: &'a str, attrs: &mut ModelAttributes<'a>, scrub: Option<&Scrubber>) {
+fn map_output<'a>(
+    output: &'a str,
+    attrs: &mut ModelAttributes<'a>,
+    scrub: Option<&SourceScrubber<'_>>,
+) {
     let response = match serde_json::from_str::<Shape<GenerateResponse<'a>>>(output) {
         Ok(Shape::Object(response)) => response,
         Ok(_) => return,
@@ -293,7 +296,7 @@ fn map_candidates<'a>(
     output_len: usize,
     attrs: &mut ModelAttributes<'a>,
     finish_reasons: &mut Option<Vec<Raw<'a>>>,
-    scrub: Option<&Scrubber>,
+    scrub: Option<&SourceScrubber<'_>>,
 ) -> Result<(), OutOfMemory> {
     let mut out = Out::with_hint(output_len / 2 + 2).scrubbing(scrub);
     let mut reasons = Vec::new();

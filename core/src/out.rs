@@ -8,7 +8,7 @@
 //! are then scrubbed as they are written, in the mapping's own pass, and the structure the
 //! writers add (keys, brackets, part types) is written as it is.
 
-use crate::scrub::Scrubber;
+use crate::scrub::SourceScrubber;
 use std::borrow::Cow;
 use std::collections::TryReserveError;
 
@@ -32,7 +32,7 @@ pub struct Out<'s> {
     /// allocation failure.
     limit: Option<usize>,
     /// Scrubs the values copied from Genkit's JSON ([`Out::scrubbing`]).
-    scrub: Option<&'s Scrubber>,
+    scrub: Option<&'s SourceScrubber<'s>>,
     /// Scrubbing a value failed (an allocation): the output is failed and must be left out,
     /// not written unscrubbed ([`Out::withheld`]).
     withheld: bool,
@@ -81,17 +81,18 @@ impl<'s> Out<'s> {
         self.text.push_str(s);
     }
 
-    /// This output, scrubbing with `scrubber` the values copied from Genkit's JSON (`None`: written
-    /// as they are).
-    pub fn scrubbing(mut self, scrubber: Option<&'s Scrubber>) -> Out<'s> {
+    /// This output, scrubbing with `scrubber` the values copied from the source text it was made
+    /// for (`None`: written as they are).
+    pub fn scrubbing(mut self, scrubber: Option<&'s SourceScrubber<'s>>) -> Out<'s> {
         self.scrub = scrubber;
         self
     }
 
     /// Appends a JSON value copied from Genkit's JSON (its source text: an object, array, string
     /// or scalar, as [`crate::genkit::Raw`] holds it). With a scrubber, every string in it is
-    /// scrubbed as [`Scrubber::json`] does (a secret replaced by [`crate::scrub::PLACEHOLDER`],
-    /// a credential key's value whole); escapes and structure are kept.
+    /// scrubbed as [`crate::scrub::Scrubber::json`] does (a secret replaced by
+    /// [`crate::scrub::PLACEHOLDER`], a credential key's value whole); escapes and structure are
+    /// kept.
     pub fn push_value(&mut self, raw: &str) {
         match self.scrub {
             None => self.push_str(raw),
@@ -104,7 +105,7 @@ impl<'s> Out<'s> {
 
     /// Appends the inside of a JSON string literal copied from Genkit's JSON (escaped source
     /// text without its quotes: a MIME type cut out of a media URL, say), scrubbed as the
-    /// literal's text ([`Scrubber::json_inner`]) when a scrubber is attached.
+    /// literal's text ([`crate::scrub::Scrubber::json_inner`]) when a scrubber is attached.
     pub fn push_escaped(&mut self, inner: &str) {
         match self.scrub {
             None => self.push_str(inner),
@@ -117,8 +118,8 @@ impl<'s> Out<'s> {
 
     /// Appends decoded text taken from Genkit's JSON (a finish reason passed through, say),
     /// JSON-escaped without quotes as `JSON.stringify` escapes it
-    /// ([`crate::semconv::json_escape_into`]), scrubbed first ([`Scrubber::text`]) when a
-    /// scrubber is attached.
+    /// ([`crate::semconv::json_escape_into`]), scrubbed first ([`crate::scrub::Scrubber::text`])
+    /// when a scrubber is attached.
     pub fn push_text(&mut self, text: &str) {
         match self.scrub.map(|s| s.text(text)) {
             None => crate::semconv::json_escape_into(self, text),

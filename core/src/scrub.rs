@@ -639,27 +639,6 @@ impl Scrubber {
         Ok(Some(out))
     }
 
-    /// Whether scrubbing `source` could change anything that is copied out of it: a needle of a
-    /// default pattern occurs in it, or a `\u` escape (which can spell one), or the user gave
-    /// patterns (which have no needles). When not, no string value of `source` and no part of
-    /// one, decoded or not, holds a secret, so a writer that copies only values of `source`
-    /// (and structure of its own) needs no scrubber ([`crate::out::Out::scrubbing`]).
-    pub fn may_change(&self, source: &str) -> bool {
-        let bytes = source.as_bytes();
-        self.user.is_some()
-            || memchr::memmem::find(bytes, b"\\u").is_some()
-            || self.prefilter.find(bytes, 0).is_some()
-    }
-
-    /// `scrubber` when scrubbing `source` could change something ([`Scrubber::may_change`]),
-    /// else `None`: what a writer of values copied from `source` needs attached.
-    pub fn for_source<'s>(
-        scrubber: Option<&'s Scrubber>,
-        source: Option<&str>,
-    ) -> Option<&'s Scrubber> {
-        scrubber.filter(|s| source.is_some_and(|t| s.may_change(t)))
-    }
-
     /// Scrubs every string value of a JSON value (an object, array, string or scalar, as written):
     /// each string literal as [`Scrubber::json_string`] does, object keys kept, and a string value
     /// of 8 bytes or more under a key that names a credential ([`is_secret_key`]) replaced whole.
@@ -673,8 +652,20 @@ impl Scrubber {
         // surrogates; with one (or with user patterns, which have no needles) every literal is.
         let bytes = json.as_bytes();
         let every = memchr::memmem::find(bytes, b"\\u").is_some() || self.user.is_some();
+        self.json_walk(json, every, |from| self.prefilter.find(bytes, from))
+    }
+
+    /// [`Scrubber::json`] of `json` given `every` (a `\u` escape or user patterns) and
+    /// `next_hit(from)`, the start of the first needle hit at or after byte `from` of `json`.
+    fn json_walk<'a>(
+        &self,
+        json: &'a str,
+        every: bool,
+        mut next_hit: impl FnMut(usize) -> Option<usize>,
+    ) -> Result<Cow<'a, str>, TryReserveError> {
+        let bytes = json.as_bytes();
         // The start of the next needle hit at or after the current literal (`usize::MAX`: none).
-        let mut hit = self.prefilter.find(bytes, 0).unwrap_or(usize::MAX);
+        let mut hit = next_hit(0).unwrap_or(usize::MAX);
         if !every && hit == usize::MAX {
             return Ok(Cow::Borrowed(json));
         }
@@ -691,7 +682,7 @@ impl Scrubber {
             let end = literal_end(bytes, start);
             let literal = &json[start..end];
             if hit < start {
-                hit = self.prefilter.find(bytes, start).unwrap_or(usize::MAX);
+                hit = next_hit(start).unwrap_or(usize::MAX);
             }
             // Needles hold no `"`: a hit starting inside the literal lies inside it.
             let has_hit = hit < end;
@@ -746,6 +737,111 @@ impl Scrubber {
     }
 }
 
+/// Needle hits a [`SourceScrubber`] keeps at most; a source with more (text made of look-alikes)
+/// has each value scanned on its own.
+const MAX_SOURCE_HITS: usize = 1 << 14;
+
+/// The scrubber of one source text (`genkit:input` or `genkit:output`) for the writers that copy
+/// values out of it ([`crate::out::Out::scrubbing`], issue 11: scrubbing in the mapping's pass).
+/// The source is scanned for needles once, here; a value copied out of it (a slice of it, as the
+/// mapping's raw values are) with no needle hit in or just before its bytes is written as it is,
+/// without a scan of its own, and only the values holding a hit are scrubbed
+/// ([`Scrubber::json`]). Exact: without a `\u` escape and without user patterns, a value that
+/// holds no needle cannot change ([`Scrubber::json`]'s own fast path); with either, or with more
+/// than [`MAX_SOURCE_HITS`] hits, every value is scrubbed on its own. A value that is not a slice
+/// of the source is always scrubbed on its own.
+#[derive(Debug)]
+pub struct SourceScrubber<'s> {
+    scrubber: &'s Scrubber,
+    /// The source's address range: a value copied out of it lies inside.
+    start: usize,
+    end: usize,
+    /// The start offset of every needle hit in the source, increasing; `None`: not used (see
+    /// the type's docs), every value is scanned.
+    hits: Option<Vec<usize>>,
+}
+
+impl<'s> SourceScrubber<'s> {
+    /// The scrubber for values copied out of `source`; `None` when scrubbing can change nothing
+    /// in it (no needle, no `\u` escape, no user pattern): the writers then need none. Never
+    /// fails: when the hit list cannot be allocated, every value is scanned on its own.
+    pub fn of(scrubber: Option<&'s Scrubber>, source: Option<&str>) -> Option<SourceScrubber<'s>> {
+        let (scrubber, source) = (scrubber?, source?);
+        let bytes = source.as_bytes();
+        let every = scrubber.user.is_some() || memchr::memmem::find(bytes, b"\\u").is_some();
+        let mut hits = Vec::new();
+        let hits = if every {
+            None
+        } else {
+            let listed = scrubber.prefilter.each_hit(bytes, 0, |(at, _)| {
+                if hits.len() == MAX_SOURCE_HITS || hits.try_reserve(1).is_err() {
+                    return Err(());
+                }
+                hits.push(at);
+                Ok(())
+            });
+            match listed {
+                Ok(()) if hits.is_empty() => return None,
+                Ok(()) => Some(hits),
+                Err(()) => None,
+            }
+        };
+        let start = source.as_ptr() as usize;
+        Some(SourceScrubber {
+            scrubber,
+            start,
+            end: start + source.len(),
+            hits,
+        })
+    }
+
+    /// Whether `value` is known to hold nothing to scrub: a slice of the source with no needle
+    /// hit starting in it or overlapping its start.
+    fn clean(&self, value: &str) -> bool {
+        let (Some(hits), Some(off)) = (&self.hits, self.offset(value)) else {
+            return false;
+        };
+        let lo = off.saturating_sub(self.scrubber.prefilter.longest - 1);
+        let i = hits.partition_point(|&h| h < lo);
+        i == hits.len() || hits[i] >= off + value.len()
+    }
+
+    /// [`Scrubber::json`] of a value copied out of the source: the source's hits are its hits.
+    pub fn json<'a>(&self, raw: &'a str) -> Result<Cow<'a, str>, TryReserveError> {
+        let (Some(hits), Some(off)) = (&self.hits, self.offset(raw)) else {
+            return self.scrubber.json(raw);
+        };
+        // Without a `\u` escape in the source (`hits` kept), none in `raw`: `every` is false.
+        self.scrubber.json_walk(raw, false, |from| {
+            let i = hits.partition_point(|&h| h < off + from);
+            hits.get(i).map(|&h| h - off).filter(|&h| h < raw.len())
+        })
+    }
+
+    /// Where `value` starts in the source, when it is a slice of it.
+    fn offset(&self, value: &str) -> Option<usize> {
+        let at = value.as_ptr() as usize;
+        (at >= self.start && at + value.len() <= self.end).then(|| at - self.start)
+    }
+
+    /// [`Scrubber::json_inner`] of a literal's inside copied out of the source.
+    pub fn json_inner<'a>(&self, inner: &'a str) -> Result<Cow<'a, str>, TryReserveError> {
+        if self.clean(inner) {
+            return Ok(Cow::Borrowed(inner));
+        }
+        self.scrubber.json_inner(inner)
+    }
+
+    /// [`Scrubber::text`] of a text decoded from the source (borrowed from it when it had no
+    /// escape).
+    pub fn text<'a>(&self, text: &'a str) -> Result<Cow<'a, str>, TryReserveError> {
+        if self.clean(text) {
+            return Ok(Cow::Borrowed(text));
+        }
+        self.scrubber.text(text)
+    }
+}
+
 /// The prefilter: the needles of every [`DEFAULT_PATTERNS`] entry, matched ignoring ASCII case.
 /// Aho-Corasick's case-insensitive automaton has no vectorised searcher (about 300 MB/s on prose);
 /// here the text is lower-cased a chunk at a time into a stack buffer and searched for the
@@ -766,6 +862,11 @@ struct Needles {
 
 /// Bytes lower-cased and searched at a time.
 const CHUNK: usize = 4096;
+
+thread_local! {
+    /// The lower-cased chunk of [`Needles::each_hit`], one per thread.
+    static CHUNK_BUFFER: std::cell::RefCell<[u8; CHUNK]> = const { std::cell::RefCell::new([0; CHUNK]) };
+}
 
 impl Needles {
     fn new() -> Result<Needles, String> {
@@ -847,27 +948,38 @@ impl Needles {
             }
             return Ok(());
         };
-        // Most literals are short: a buffer their size spares zeroing the large one.
-        match text.len().saturating_sub(from) {
-            0..=256 => self.walk::<256, E>(packed, text, from, f),
-            257..=1024 => self.walk::<1024, E>(packed, text, from, f),
-            _ => self.walk::<CHUNK, E>(packed, text, from, f),
+        // The thread's chunk buffer, not zeroed per call (zeroing 4 KiB cost a third of a
+        // clean 1 KB scan); a nested call (none today) or a thread whose locals are being
+        // destroyed gets a stack buffer.
+        let mut f = Some(f);
+        let walked = CHUNK_BUFFER.try_with(|buf| match buf.try_borrow_mut() {
+            Ok(mut buf) => f
+                .take()
+                .map(|f| self.walk(packed, &mut buf[..], text, from, f)),
+            Err(_) => None,
+        });
+        match (walked, f) {
+            (Ok(Some(result)), _) => result,
+            (_, Some(f)) => self.walk(packed, &mut [0u8; CHUNK], text, from, f),
+            // `f` was taken only by a walk that returned its result above.
+            (_, None) => Ok(()),
         }
     }
 
-    /// [`Needles::each_hit`] with Teddy, `N` bytes lower-cased at a time.
-    fn walk<const N: usize, E>(
+    /// [`Needles::each_hit`] with Teddy, `buf.len()` bytes lower-cased at a time.
+    fn walk<E>(
         &self,
         packed: &aho_corasick::packed::Searcher,
+        buf: &mut [u8],
         text: &[u8],
         from: usize,
         mut f: impl FnMut((usize, usize)) -> Result<(), E>,
     ) -> Result<(), E> {
-        let mut buf = [0u8; N];
+        let n = buf.len();
         let mut at = from; // the chunk's start
         let mut next = from; // the first offset not searched yet
         while at < text.len() {
-            let end = (at + N).min(text.len());
+            let end = (at + n).min(text.len());
             let chunk = &text[at..end];
             let lower = &mut buf[..chunk.len()];
             for (to, &c) in lower.iter_mut().zip(chunk) {
@@ -885,7 +997,7 @@ impl Needles {
                 break;
             }
             // A needle cut by the chunk's end starts in the overlap, searched again next chunk.
-            at = end - (self.longest - 1).min(N / 2);
+            at = end - (self.longest - 1).min(n / 2);
             next = next.max(at);
         }
         Ok(())
@@ -1477,6 +1589,50 @@ mod tests {
         ] {
             assert_eq!(s.text(text).unwrap(), Cow::Borrowed(text)); // ok: test code
         }
+    }
+
+    #[test]
+    fn a_source_scrubber_skips_only_values_without_hits() {
+        let s = s();
+        const KEY: &str = "sk-4f9aQ2bX7cD1eF3gH5iJ6kL8mN0pQ2rS4tU6vW8x";
+        let source = format!(r#"{{"a":"plain text","b":"key {KEY}","c":"task-force"}}"#);
+        let literal = |needle: &str| {
+            let at = source.find(needle).unwrap();
+            let end = at + source[at + 1..].find('"').unwrap() + 2;
+            &source[at..end]
+        };
+        let src = SourceScrubber::of(Some(&s), Some(&source)).unwrap();
+        assert!(src.hits.is_some());
+        let plain = literal("\"plain");
+        assert!(src.clean(plain));
+        assert_eq!(src.json(plain).unwrap(), plain);
+        assert_eq!(src.json(literal("\"key")).unwrap(), "\"key [REDACTED]\"");
+        assert!(!src.clean(literal("\"task")));
+        assert_eq!(src.json(literal("\"task")).unwrap(), "\"task-force\"");
+        // Not a slice of the source: scanned on its own.
+        let other = format!("\"{KEY}\"");
+        assert_eq!(src.json(&other).unwrap(), "\"[REDACTED]\"");
+        assert_eq!(src.text(&other[1..other.len() - 1]).unwrap(), PLACEHOLDER);
+        // A slice that starts inside a needle hit is not taken for clean.
+        let inside = &source[source.find(KEY).unwrap() + 1..][..10];
+        assert!(!src.clean(inside));
+        // Nothing to scrub anywhere: no scrubber needed.
+        assert!(SourceScrubber::of(Some(&s), Some(r#"{"a":"plain"}"#)).is_none());
+        assert!(SourceScrubber::of(None, Some(&source)).is_none());
+        // A `\u` escape anywhere: every value scanned (the escape may spell a needle).
+        let escaped = r#"{"a":"\u0073k-4f9aQ2bX7cD1eF3gH5iJ6kL8mN0pQ2rS4tU6vW8x"}"#.to_string();
+        let src = SourceScrubber::of(Some(&s), Some(&escaped)).unwrap();
+        assert!(src.hits.is_none());
+        assert_eq!(
+            src.json(&escaped[5..escaped.len() - 1]).unwrap(),
+            "\"[REDACTED]\""
+        );
+        // More hits than kept: every value scanned.
+        let dense = format!("{}\"{KEY}\"", "xox ".repeat(MAX_SOURCE_HITS + 1));
+        let src = SourceScrubber::of(Some(&s), Some(&dense)).unwrap();
+        assert!(src.hits.is_none());
+        let last = &dense[dense.len() - KEY.len() - 2..];
+        assert_eq!(src.json(last).unwrap(), "\"[REDACTED]\"");
     }
 
     #[test]
