@@ -737,8 +737,8 @@ impl Scrubber {
     }
 }
 
-/// Needle hits a [`SourceScrubber`] keeps at most; a source with more (text made of look-alikes)
-/// has each value scanned on its own.
+/// Needle hits a [`SourceScrubber`] keeps at most (and one per 128 bytes of the source on
+/// average); a source with more (text made of look-alikes) has each value scanned on its own.
 const MAX_SOURCE_HITS: usize = 1 << 14;
 
 /// The scrubber of one source text (`genkit:input` or `genkit:output`) for the writers that copy
@@ -748,7 +748,7 @@ const MAX_SOURCE_HITS: usize = 1 << 14;
 /// without a scan of its own, and only the values holding a hit are scrubbed
 /// ([`Scrubber::json`]). Exact: without a `\u` escape and without user patterns, a value that
 /// holds no needle cannot change ([`Scrubber::json`]'s own fast path); with either, or with more
-/// than [`MAX_SOURCE_HITS`] hits, every value is scrubbed on its own. A value that is not a slice
+/// hits than it keeps ([`MAX_SOURCE_HITS`]), every value is scrubbed on its own. A value that is not a slice
 /// of the source is always scrubbed on its own.
 #[derive(Debug)]
 pub struct SourceScrubber<'s> {
@@ -773,8 +773,12 @@ impl<'s> SourceScrubber<'s> {
         let hits = if every {
             None
         } else {
+            // Text dense with needles (look-alikes every few words) has most values holding a
+            // hit anyway: listing them all cost more than scanning each value (perf: Teddy
+            // restarted at every hit), so the list stops at one hit per 128 bytes on average.
+            let most = MAX_SOURCE_HITS.min(16 + source.len() / 128);
             let listed = scrubber.prefilter.each_hit(bytes, 0, |(at, _)| {
-                if hits.len() == MAX_SOURCE_HITS || hits.try_reserve(1).is_err() {
+                if hits.len() == most || hits.try_reserve(1).is_err() {
                     return Err(());
                 }
                 hits.push(at);
