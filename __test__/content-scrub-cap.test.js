@@ -87,6 +87,16 @@ for (const mode of ["complete", "reference"]) {
     assert.throws(() => new GenkitForMaple({ mode, secretPatterns: ["(unclosed"] }), TypeError)
   })
 
+  test(`${mode}: a user pattern that matches only decoded text (a quote) is applied to tool arguments and results, and to the transcript`, () => {
+    const processor = new GenkitForMaple({ mode, secretPatterns: ['password="[^"]+"'] })
+    const t = end(processor, tool, { "genkit:input": JSON.stringify({ cmd: 'login password="hunter22"' }), "genkit:output": JSON.stringify({ out: 'password="hunter22"' }) })
+    const m = end(processor, model, withText('login password="hunter22"'))
+    for (const [attrs, key] of [[t, "gen_ai.tool.call.arguments"], [t, "gen_ai.tool.call.result"], [m, "gen_ai.input.messages"], [m, "gen_ai.output.messages"]]) {
+      assert.ok(!attrs[key].includes("hunter22") && attrs[key].includes("[REDACTED]"), `${mode} ${key}: ${attrs[key].slice(0, 200)}`)
+      JSON.parse(attrs[key])
+    }
+  })
+
   test(`${mode}: a 30 MB history is capped to a parseable attribute; oldest non-system messages dropped whole, counted`, () => {
     const input = JSON.parse(model.attributes["genkit:input"])
     const system = input.messages.find((m) => m.role === "system")

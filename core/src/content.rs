@@ -188,7 +188,13 @@ impl Content {
                 Err(_) => return withheld(true),
             },
             // Fast path: a value with no needle and no `\u` escape is clean both as JSON and as text.
-            Some(s) if !value.contains("\\u") && s.is_clean(value) => Cow::Borrowed(value),
+            // Exact for the built-in patterns only (their needles read the same in the raw and
+            // the decoded text); a user pattern may match only the decoded text of a JSON string
+            // (`password="[^"]+"` against `password=\"...\"`), so with user patterns the value is
+            // scrubbed as what it is.
+            Some(s) if !s.has_user_patterns() && !value.contains("\\u") && s.is_clean(value) => {
+                Cow::Borrowed(value)
+            }
             Some(s) => {
                 let r = if is_json(value) {
                     s.json(value)
@@ -352,6 +358,56 @@ mod tests {
             .iter()
             .map(|(k, v)| (*k, format!("{v:?}")))
             .collect()
+    }
+
+    /// A user pattern that matches only the decoded text of a JSON string (a quote, written `\"`)
+    /// is applied to tool payloads too, in both modes (found by review: the no-needle fast path
+    /// ran the user patterns on the raw text and skipped the value).
+    #[test]
+    fn user_patterns_read_tool_payloads_decoded() {
+        let input = r#"{"cmd":"login password=\"hunter22\""}"#;
+        let output = r#"{"out":"password=\"hunter22\""}"#;
+        for mode in [Mode::Complete, Mode::Reference] {
+            let options = Options {
+                mode,
+                secret_patterns: vec![r#"password="[^"]+""#.to_string()],
+                ..Options::default()
+            };
+            // Reference mode maps `tool` only (seed 000).
+            let subtypes: &[&str] = match mode {
+                Mode::Complete => &["tool", "tool.v2"],
+                Mode::Reference => &["tool"],
+            };
+            for &subtype in subtypes {
+                let span = SpanInput {
+                    subtype: Some(subtype),
+                    name: Some("login"),
+                    input: Some(input),
+                    output: Some(output),
+                    ..SpanInput::default()
+                };
+                let out = Mapper::new(options.clone()).map(&span);
+                let text = |key: &str| match out.attributes.iter().find(|(k, _)| *k == key) {
+                    Some((_, Value::Str(s))) => s.to_string(),
+                    Some((_, Value::Json(s))) => s.to_string(),
+                    other => panic!("{key}: {other:?}"),
+                };
+                for key in [keys::TOOL_CALL_ARGUMENTS, sc::TOOL_CALL_RESULT] {
+                    let v = text(key);
+                    assert!(
+                        !v.contains("hunter22") && v.contains("[REDACTED]"),
+                        "{mode:?} {subtype} {key}: {v}"
+                    );
+                }
+            }
+            let content = Content::new(&options).unwrap();
+            match content.filter(keys::TOOL_CALL_ARGUMENTS, input) {
+                Filtered::Changed { value, .. } => {
+                    assert_eq!(value, r#"{"cmd":"login [REDACTED]"}"#)
+                }
+                other => panic!("{other:?}"),
+            }
+        }
     }
 
     #[test]

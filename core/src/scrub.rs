@@ -218,7 +218,9 @@ pub const DEFAULT_PATTERNS: &[Pattern] = &[
 /// Returns whether an object key names a credential (compared without `-`/`_`, ignoring ASCII
 /// case): `Authorization`, `Proxy-Authorization`, `api_key`, `x-api-key`, `apiKey`,
 /// `aws_secret_access_key`, `secretAccessKey`, `aws_session_token`, `client_secret`,
-/// `access_token`, `refresh_token`.
+/// `access_token`, `refresh_token`. [`Scrubber::json`] also asks that the key hold one of the
+/// needles (`api_key`, `secret`, `access_token`, ...: one `-`/`_` between words at most), so that
+/// the same key counts the same wherever it is; `api__key` does not count.
 pub fn is_secret_key(key: &str) -> bool {
     if key.len() > 40 {
         return false;
@@ -357,6 +359,11 @@ impl Scrubber {
     /// letter-and-digit rule would keep still counts as a match here.
     pub fn is_clean(&self, text: &str) -> bool {
         self.scan(text, 0).is_none()
+    }
+
+    /// Whether the user gave patterns of their own (which have no needles).
+    pub fn has_user_patterns(&self) -> bool {
+        self.user.is_some()
     }
 
     /// `None` when `text` is clean ([`Scrubber::is_clean`]); otherwise where to look: the first
@@ -639,6 +646,22 @@ impl Scrubber {
         Ok(Some(out))
     }
 
+    /// Whether the key `literal` (a JSON string literal, quotes included) names a credential: its
+    /// decoded text is one of [`is_secret_key`]'s names and holds a needle (`hit`: its raw text
+    /// does; one `-`/`_` between words at most, as the needles spell them).
+    fn names_credential(&self, literal: &str, hit: bool) -> bool {
+        if literal.len() < 2 || literal.len() > 120 {
+            return false;
+        }
+        let inner = &literal[1..literal.len() - 1];
+        if !inner.contains('\\') {
+            return hit && is_secret_key(inner);
+        }
+        let mut decoded = String::new();
+        decode_into(inner, &mut decoded); // ok: at most 120 bytes
+        is_secret_key(&decoded) && (hit || self.prefilter.find(decoded.as_bytes(), 0).is_some())
+    }
+
     /// Scrubs every string value of a JSON value (an object, array, string or scalar, as written):
     /// each string literal as [`Scrubber::json_string`] does, object keys kept, and a string value
     /// of 8 bytes or more under a key that names a credential ([`is_secret_key`]) replaced whole.
@@ -692,10 +715,11 @@ impl Scrubber {
             }
             let is_key = j < bytes.len() && bytes[j] == b':';
             if is_key {
-                // A secret key also holds a needle, so skipping literals without one stays exact
-                // (with a `\u` escape anywhere, `every`, the needle may be spelled escaped:
-                // `"\u0061pi_key"`).
-                secret_key = (has_hit || every) && key_is_secret(literal);
+                // A credential key is one that holds a needle in its decoded text (so skipping
+                // literals without a hit stays exact); with a `\u` escape anywhere (`every`) the
+                // needle may be spelled escaped (`"\u0061pi_key"`). Whether a key counts never
+                // depends on the text around it: `api__key` (no needle) is never one.
+                secret_key = (has_hit || every) && self.names_credential(literal, has_hit);
             } else {
                 let replaced: Option<Cow<'_, str>> =
                     if secret_key && decoded_len_at_least(literal, MIN_KEYED_SECRET) {
@@ -1038,19 +1062,6 @@ fn literal_end(bytes: &[u8], start: usize) -> usize {
         }
     }
     bytes.len()
-}
-
-fn key_is_secret(literal: &str) -> bool {
-    if literal.len() < 2 || literal.len() > 120 {
-        return false;
-    }
-    let inner = &literal[1..literal.len() - 1];
-    if !inner.contains('\\') {
-        return is_secret_key(inner);
-    }
-    let mut decoded = String::new();
-    decode_into(inner, &mut decoded); // ok: at most 120 bytes
-    is_secret_key(&decoded)
 }
 
 /// Whether a string literal's decoded text is at least `n` bytes (an escape counts as one).

@@ -40,6 +40,10 @@ const LOOK_ALIKES: &[&str] = &[
 ];
 
 const KEYS: &[&str] = &[
+    // Spelled with two separators: no needle, never a credential key (in any context).
+    "api__key",
+    "Auth_orization",
+    "x-api--key",
     "q",
     "api_key",
     "Authorization",
@@ -53,7 +57,7 @@ const KEYS: &[&str] = &[
 /// A short text: prose, a secret or a look-alike spliced in, escapes-worthy characters.
 fn text() -> impl Strategy<Value = String> {
     (
-        "[a-zA-Z0-9 é東😀\n\"\\\\/\u{1}_.-]{0,24}",
+        "[a-zA-Z0-9 é東😀\n\t\"\\\\/\u{1}_.-]{0,24}",
         0..(SECRETS.len() + LOOK_ALIKES.len() + 3),
         "[a-z ]{0,8}",
     )
@@ -179,6 +183,9 @@ fn write(v: &Value, out: &mut String, state: &mut u64) {
                     '"' => out.push_str("\\\""),
                     '\\' => out.push_str("\\\\"),
                     '/' if escape_some && roll == 0 => out.push_str("\\/"),
+                    // JSON.stringify's short escapes, or `\u` (which the writers use).
+                    '\n' if roll < 2 => out.push_str("\\n"),
+                    '\t' if roll < 2 => out.push_str("\\t"),
                     c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
                     c if escape_some && c.is_ascii_alphanumeric() && roll == 0 => {
                         out.push_str(&format!("\\u{:04X}", c as u32))
@@ -406,5 +413,51 @@ fn escaped_needles_are_scrubbed_in_pass() {
             mapped.attributes.len(),
             post_pass(&options(mode, 0), &span).attributes.len()
         );
+    }
+}
+
+/// A key with no needle (`api__key`) counts the same wherever it is: not a credential key, whether
+/// or not a `\u` escape is elsewhere in the source or in what the writers write (a finish reason
+/// with a newline, written `\u000a`). Found by review; equal to the post-pass.
+#[test]
+fn a_key_without_a_needle_counts_the_same_everywhere() {
+    let args = r#"{"api__key":"abcdefghijkl"}"#;
+    let cases = [
+        (
+            format!(
+                r#"{{"messages":[{{"role":"user","content":[{{"text":"colour \u001b[31mred"}},{{"toolRequest":{{"name":"f","input":{args}}}}}]}}]}}"#
+            ),
+            r#"{"message":{"role":"model","content":[{"text":"ok"}]},"finishReason":"stop"}"#
+                .to_string(),
+        ),
+        (
+            r#"{"messages":[{"role":"user","content":[{"text":"hi"}]}]}"#.to_string(),
+            format!(
+                r#"{{"message":{{"role":"model","content":[{{"toolRequest":{{"name":"f","input":{args}}}}}]}},"finishReason":"a\nb"}}"#
+            ),
+        ),
+    ];
+    for (input, output) in &cases {
+        let span = SpanInput {
+            subtype: Some("model"),
+            name: Some("googleai/gemini-2.5-flash"),
+            input: Some(input),
+            output: Some(output),
+            ..SpanInput::default()
+        };
+        for mode in [Mode::Reference, Mode::Complete] {
+            let mapped = Mapper::new(options(mode, 0)).map(&span);
+            let all: String = mapped
+                .attributes
+                .iter()
+                .filter_map(|(_, v)| match v {
+                    genkit_for_maple_core::span::Value::Str(s) => Some(s.to_string()),
+                    _ => None,
+                })
+                .collect();
+            assert!(all.contains(args), "{mode:?}: {all}");
+            let expected = owned(post_pass(&options(mode, 0), &span));
+            assert_eq!(owned(mapped).attributes, expected.attributes, "{mode:?}");
+        }
     }
 }
