@@ -121,8 +121,8 @@ export interface GenkitForMapleOptions {
    * `Bearer` values, OpenAI `sk-`/`sk-proj-`, Anthropic `sk-ant-`, Google `AIza...`, AWS access key
    * ids (`AKIA`/`ASIA`) and `aws_secret_access_key`-style pairs, GitHub (`ghp_`, `github_pat_`, ...),
    * Slack (`xox?-`, `xapp-`, webhooks), JWTs, PEM private key blocks, Maple `maple_sk_`/`maple_pk_`;
-   * a string value under a credential key (`api_key`, `Authorization`, `client_secret`, ...) is
-   * replaced whole. Patterns match the decoded text of each JSON string and are replaced in its raw
+   * a string value under a credential key (`api_key`, `Authorization`, `client_secret`, ...; any
+   * case, one `-`/`_` between words at most) is replaced whole. Patterns match the decoded text of each JSON string and are replaced in its raw
    * text: the JSON stays valid, only string contents change. Compiled once per processor; a
    * built-in pattern runs only where one of its literals occurs (`sk-`, `bearer`, ...), so text
    * without any costs one vectorised scan. The message attributes are scrubbed as they are
