@@ -714,7 +714,8 @@ pub fn map_model_span(
             ];
             for (key, value) in messages {
                 if let Some(s) = value {
-                    problems |= content::write(&call, rules, key, &s, attrs.scrubbed, &mut written);
+                    problems |=
+                        content::write(&call, rules, key, &s, scrubber.is_some(), &mut written);
                 }
             }
             problems |= content::finish(&call, &written);

@@ -535,12 +535,6 @@ fn map_model<'a>(
     scrubber: Option<&Scrubber>,
 ) -> Result<(), NeedsJs> {
     out.push(sc::OPERATION_NAME, Value::str("chat"));
-    let (source_in, source_out) = (
-        SourceScrubber::of(scrubber, span.input),
-        SourceScrubber::of(scrubber, span.output),
-    );
-    let writer_in = Writer::of(&source_in, scrubber);
-    let writer_out = Writer::of(&source_out, scrubber);
     let (prefix, model) = match span.name {
         Some(name) => match name.find('/') {
             Some(i) if i + 1 < name.len() => (Some(&name[..i]), Some(&name[i + 1..])),
@@ -561,10 +555,10 @@ fn map_model<'a>(
     if let Some(text) = span.input {
         match serde_json::from_str::<Shape<Request<'a>>>(text) {
             Ok(Shape::Object(request)) => {
-                map_input_messages(request.messages.as_ref(), text.len(), out, writer_in);
+                map_input_messages(request.messages.as_ref(), Some(text), out, scrubber);
                 map_request(&request, out);
             }
-            Ok(_) => map_input_messages(None, 0, out, writer_in),
+            Ok(_) => map_input_messages(None, None, out, scrubber),
             Err(_) => {
                 out.problems |= parse_failure(text, problem::INPUT_NOT_JSON);
                 if out.problems & problem::NEEDS_JS != 0 {
@@ -573,7 +567,7 @@ fn map_model<'a>(
             }
         }
     } else {
-        map_input_messages(None, 0, out, writer_in);
+        map_input_messages(None, None, out, scrubber);
     }
 
     // Output: messages, finish reasons, tokens, cost, response id and model.
@@ -595,7 +589,7 @@ fn map_model<'a>(
     let raw_meta = object(&response.raw);
     let custom_meta = object(&response.custom);
     let refused = [raw_meta, custom_meta].into_iter().flatten().any(refusal);
-    map_answers(&response, text.len(), refused, out, writer_out);
+    map_answers(&response, text, refused, out, scrubber);
 
     let raw_usage = raw_meta
         .and_then(|m| object(&m.usage))
@@ -646,43 +640,25 @@ fn map_model<'a>(
     Ok(())
 }
 
-/// Pushes a finished JSON attribute, or flags [`problem::OUT_OF_MEMORY`] (with `NEEDS_JS`: the
+/// Pushes a finished JSON attribute (marked as scrubbed by its writer when `scrubbed`, see
+/// [`Mapped::scrubbed`]), leaves it out when a value could not be scrubbed
+/// ([`problem::CONTENT_WITHHELD`]), or flags [`problem::OUT_OF_MEMORY`] (with `NEEDS_JS`: the
 /// span goes another way, as the reference mapping does) when a growth failed.
-/// How the writers of one source text (`genkit:input` or `genkit:output`) scrub: the source's
-/// scrubber to attach (`None` without one, or when the source holds nothing a pattern could
-/// match, [`SourceScrubber::of`]) and whether their values count as scrubbed.
-#[derive(Clone, Copy)]
-struct Writer<'s> {
-    scrub: Option<&'s SourceScrubber<'s>>,
-    scrubbed: bool,
-}
-
-impl<'s> Writer<'s> {
-    fn of(source: &'s Option<SourceScrubber<'s>>, scrubber: Option<&Scrubber>) -> Writer<'s> {
-        Writer {
-            scrub: source.as_ref(),
-            scrubbed: scrubber.is_some(),
-        }
-    }
-
-    fn out(self, hint: usize) -> Out<'s> {
-        Out::with_hint(hint).scrubbing(self.scrub)
-    }
-}
-
-fn push_json<'a>(out: &mut Mapped<'a>, key: &'static str, text: Out<'_>, writer: Writer<'_>) {
+fn push_json<'a>(out: &mut Mapped<'a>, key: &'static str, text: Out<'_>, scrubbed: bool) {
     match finish_content(text, &mut out.problems) {
-        Ok(Some(text)) => out.push_written(key, Value::Str(Cow::Owned(text)), writer.scrubbed),
+        Ok(Some(text)) => out.push_written(key, Value::Str(Cow::Owned(text)), scrubbed),
         Ok(None) => {}
         Err(OutOfMemory) => out.problems |= problem::OUT_OF_MEMORY | problem::NEEDS_JS,
     }
 }
 
+/// `gen_ai.input.messages` and `gen_ai.system_instructions` of the request's `messages`, read
+/// from `source` (`genkit:input`), scrubbed with `scrubber` as they are written.
 fn map_input_messages<'a>(
     messages: Option<&ArrayShape<Shape<Message<'a>>>>,
-    len: usize,
+    source: Option<&str>,
     out: &mut Mapped<'a>,
-    writer: Writer<'_>,
+    scrubber: Option<&Scrubber>,
 ) {
     let messages: &[Shape<Message<'a>>] = match messages {
         None | Some(ArrayShape::Null) => &[],
@@ -696,8 +672,10 @@ fn map_input_messages<'a>(
         out.problems |= problem::INPUT_SHAPE;
         return;
     }
-    let mut text = writer.out(len / 2 + 2);
-    let mut system = writer.out(0);
+    let len = source.map_or(0, str::len);
+    let source = SourceScrubber::of(scrubber, source);
+    let mut text = Out::with_hint(len / 2 + 2).scrubbing(source.as_ref());
+    let mut system = Out::new().scrubbing(source.as_ref());
     text.push('[');
     let mut first_system = true;
     for message in messages {
@@ -719,10 +697,11 @@ fn map_input_messages<'a>(
         }
     }
     text.push(']');
-    push_json(out, sc::INPUT_MESSAGES, text, writer);
+    let scrubbed = scrubber.is_some();
+    push_json(out, sc::INPUT_MESSAGES, text, scrubbed);
     if !first_system {
         system.push(']');
-        push_json(out, sc::SYSTEM_INSTRUCTIONS, system, writer);
+        push_json(out, sc::SYSTEM_INSTRUCTIONS, system, scrubbed);
     }
 }
 
@@ -746,10 +725,10 @@ fn answer<'s, 'a>(message: &'s Option<Shape<Message<'a>>>) -> Option<Result<&'s 
 /// reason when there is no output message).
 fn map_answers<'a>(
     response: &Response<'a>,
-    len: usize,
+    source: &str,
     refused: bool,
     out: &mut Mapped<'a>,
-    writer: Writer<'_>,
+    scrubber: Option<&Scrubber>,
 ) {
     // ok: at most one entry per candidate kept by the reader.
     let mut answers: Vec<(&Message<'a>, Option<Raw<'a>>)> = Vec::new();
@@ -792,7 +771,8 @@ fn map_answers<'a>(
             reasons.push(Value::Str(r));
         }
     } else {
-        let mut text = writer.out(len / 2 + 2);
+        let scrub = SourceScrubber::of(scrubber, Some(source));
+        let mut text = Out::with_hint(source.len() / 2 + 2).scrubbing(scrub.as_ref());
         if reasons.try_reserve(answers.len()).is_err() {
             out.problems |= problem::OUTPUT_SHAPE;
             return;
@@ -808,7 +788,7 @@ fn map_answers<'a>(
             reasons.push(Value::Str(reason));
         }
         text.push(']');
-        push_json(out, sc::OUTPUT_MESSAGES, text, writer);
+        push_json(out, sc::OUTPUT_MESSAGES, text, scrubber.is_some());
     }
     if !reasons.is_empty() {
         out.push(sc::RESPONSE_FINISH_REASONS, Value::Array(reasons));
@@ -1117,8 +1097,7 @@ fn map_tool<'a>(
             match (parts, multipart.output) {
                 (Some(parts), value) => {
                     let source = SourceScrubber::of(scrubber, Some(output));
-                    let writer = Writer::of(&source, scrubber);
-                    let mut text = writer.out(output.len() / 2 + 16);
+                    let mut text = Out::with_hint(output.len() / 2 + 16).scrubbing(source.as_ref());
                     text.push('{');
                     if let Some(value) = value {
                         text.push_str("\"output\":");
@@ -1128,7 +1107,7 @@ fn map_tool<'a>(
                     text.push_str("\"content\":[");
                     sc::write_part_list(&mut text, parts, true, Some(write_media_part));
                     text.push_str("]}");
-                    push_json(out, sc::TOOL_CALL_RESULT, text, writer);
+                    push_json(out, sc::TOOL_CALL_RESULT, text, scrubber.is_some());
                     return if out.problems & problem::NEEDS_JS != 0 {
                         Err(NeedsJs)
                     } else {

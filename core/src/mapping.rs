@@ -74,9 +74,6 @@ pub struct ModelAttributes<'a> {
     pub output_tokens: Option<Raw<'a>>,
     /// [`problem`] flags.
     pub problems: u32,
-    /// Whether the three message attributes were scrubbed as they were written
-    /// ([`map_model_scrubbed`] with a scrubber): the content rules then only cap them.
-    pub scrubbed: bool,
 }
 
 /// Maps a model span. `input` and `output` are the `genkit:input` / `genkit:output` attribute
@@ -102,21 +99,16 @@ pub fn map_model<'a>(input: Option<&'a str>, output: Option<&'a str>) -> ModelAt
 /// written without scrubbing. The result equals
 /// [`Scrubber::json`] applied to each message attribute of [`map_model`]. A value that cannot be
 /// scrubbed (an allocation failed) leaves its attribute out with
-/// [`problem::CONTENT_WITHHELD`]. With a scrubber, [`ModelAttributes::scrubbed`] is set.
+/// [`problem::CONTENT_WITHHELD`]. A source is scanned only once it has messages to write.
 pub fn map_model_scrubbed<'a>(
     input: Option<&'a str>,
     output: Option<&'a str>,
     scrubber: Option<&Scrubber>,
 ) -> ModelAttributes<'a> {
-    let mut attrs = ModelAttributes {
-        scrubbed: scrubber.is_some(),
-        ..ModelAttributes::default()
-    };
-    let source = SourceScrubber::of(scrubber, input);
-    map_input(input, &mut attrs, source.as_ref());
+    let mut attrs = ModelAttributes::default();
+    map_input(input, &mut attrs, scrubber);
     if let Some(output) = output {
-        let source = SourceScrubber::of(scrubber, Some(output));
-        map_output(output, &mut attrs, source.as_ref());
+        map_output(output, &mut attrs, scrubber);
     }
     if attrs.problems & problem::NEEDS_JS != 0 {
         // The JavaScript mapping redoes the whole span: write nothing here.
@@ -158,7 +150,7 @@ pub(crate) fn finish_content(
 fn map_input<'a>(
     input: Option<&'a str>,
     attrs: &mut ModelAttributes<'a>,
-    scrub: Option<&SourceScrubber<'_>>,
+    scrubber: Option<&Scrubber>,
 ) {
     let parsed = match input {
         None => None,
@@ -184,8 +176,9 @@ fn map_input<'a>(
         return;
     }
     let capacity = input.map_or(2, |s| s.len() / 2 + 2);
-    let mut out = Out::with_hint(capacity).scrubbing(scrub);
-    let mut system = Out::new().scrubbing(scrub);
+    let source = SourceScrubber::of(scrubber, input);
+    let mut out = Out::with_hint(capacity).scrubbing(source.as_ref());
+    let mut system = Out::new().scrubbing(source.as_ref());
     let mut first_message = true;
     let mut first_system_part = true;
     out.push('[');
@@ -228,11 +221,7 @@ fn map_input<'a>(
     }
 }
 
-fn map_output<'a>(
-    output: &'a str,
-    attrs: &mut ModelAttributes<'a>,
-    scrub: Option<&SourceScrubber<'_>>,
-) {
+fn map_output<'a>(output: &'a str, attrs: &mut ModelAttributes<'a>, scrubber: Option<&Scrubber>) {
     let response = match serde_json::from_str::<Shape<GenerateResponse<'a>>>(output) {
         Ok(Shape::Object(response)) => response,
         Ok(_) => return,
@@ -245,7 +234,8 @@ fn map_output<'a>(
     let mut finish_reasons: Option<Vec<Raw<'a>>> = None;
     match answer(&response.message) {
         Some(Ok(m)) => {
-            let mut out = Out::with_hint(output.len() / 2 + 2).scrubbing(scrub);
+            let source = SourceScrubber::of(scrubber, Some(output));
+            let mut out = Out::with_hint(output.len() / 2 + 2).scrubbing(source.as_ref());
             out.push('[');
             write_message(&mut out, m, response.finish_reason);
             out.push(']');
@@ -257,8 +247,14 @@ fn map_output<'a>(
         Some(Err(())) => attrs.problems |= problem::OUTPUT_SHAPE,
         None => {
             if let Some(ArrayShape::Array(candidates)) = &response.candidates {
-                let written =
-                    map_candidates(candidates, output.len(), attrs, &mut finish_reasons, scrub);
+                let source = SourceScrubber::of(scrubber, Some(output));
+                let written = map_candidates(
+                    candidates,
+                    output.len(),
+                    attrs,
+                    &mut finish_reasons,
+                    source.as_ref(),
+                );
                 if written.is_err() {
                     attrs.problems |= OUT_OF_MEMORY_FLAGS;
                 }

@@ -961,10 +961,9 @@ impl Needles {
         &self,
         text: &[u8],
         from: usize,
-        f: impl FnMut((usize, usize)) -> Result<(), E>,
+        mut f: impl FnMut((usize, usize)) -> Result<(), E>,
     ) -> Result<(), E> {
         let Some(packed) = &self.packed else {
-            let mut f = f;
             let mut at = from;
             while at < text.len() {
                 let input = aho_corasick::Input::new(text).range(at..);
@@ -979,18 +978,13 @@ impl Needles {
         // The thread's chunk buffer, not zeroed per call (zeroing 4 KiB cost a third of a
         // clean 1 KB scan); a nested call (none today) or a thread whose locals are being
         // destroyed gets a stack buffer.
-        let mut f = Some(f);
-        let walked = CHUNK_BUFFER.try_with(|buf| match buf.try_borrow_mut() {
-            Ok(mut buf) => f
-                .take()
-                .map(|f| self.walk(packed, &mut buf[..], text, from, f)),
-            Err(_) => None,
+        let walked = CHUNK_BUFFER.try_with(|buf| {
+            let mut buf = buf.try_borrow_mut().ok()?;
+            Some(self.walk(packed, &mut buf[..], text, from, &mut f))
         });
-        match (walked, f) {
-            (Ok(Some(result)), _) => result,
-            (_, Some(f)) => self.walk(packed, &mut [0u8; CHUNK], text, from, f),
-            // `f` was taken only by a walk that returned its result above.
-            (_, None) => Ok(()),
+        match walked {
+            Ok(Some(result)) => result,
+            _ => self.walk(packed, &mut [0u8; CHUNK], text, from, f),
         }
     }
 

@@ -365,7 +365,7 @@ pub fn map_reference_scrubbed<'a>(
             if attrs.problems & problem::NEEDS_JS != 0 {
                 return needs_js(out.problems);
             }
-            let scrubbed = attrs.scrubbed;
+            let scrubbed = scrubber.is_some();
             if let Some(s) = attrs.input_messages {
                 out.push_written(sc::INPUT_MESSAGES, Value::Str(Cow::Owned(s)), scrubbed);
             }

@@ -221,13 +221,18 @@ fn write(v: &Value, out: &mut String, state: &mut u64) {
     }
 }
 
-/// The old order: map without scrubbing, then the content rules on every written attribute.
-fn post_pass(options: &Options, span: &SpanInput<'_>) -> Mapped<'static> {
-    let mut plain = Mapper::new(Options {
+/// A mapper of `options` that writes content as mapped (no scrubbing, no cap).
+fn plain(options: &Options) -> Mapper {
+    Mapper::new(Options {
         scrub: false,
         max_content_bytes: Some(usize::MAX),
         ..options.clone()
-    });
+    })
+}
+
+/// The old order: map without scrubbing, then the content rules on every written attribute.
+fn post_pass(options: &Options, span: &SpanInput<'_>) -> Mapped<'static> {
+    let mut plain = plain(options);
     let mut mapped = plain.map(span);
     assert_eq!(
         mapped.scrubbed, 0,
@@ -293,17 +298,28 @@ fn mappers() -> &'static Mutex<Vec<Mappers>> {
                 let options = options(mode, variant);
                 all.push(Mappers {
                     in_pass: Mapper::new(options.clone()),
-                    plain: Mapper::new(Options {
-                        scrub: false,
-                        max_content_bytes: Some(usize::MAX),
-                        ..options.clone()
-                    }),
+                    plain: plain(&options),
                     content: Content::new(&options).unwrap(),
                 });
             }
         }
         Mutex::new(all)
     })
+}
+
+/// A span of `subtype` (`model`: Gemini's model name, else the tool `lookup`).
+fn span<'a>(subtype: &'a str, input: &'a str, output: &'a str) -> SpanInput<'a> {
+    SpanInput {
+        subtype: Some(subtype),
+        name: Some(if subtype == "model" {
+            "googleai/gemini-2.5-flash"
+        } else {
+            "lookup"
+        }),
+        input: Some(input),
+        output: Some(output),
+        ..SpanInput::default()
+    }
 }
 
 fn check(span: &SpanInput<'_>) -> Result<(), TestCaseError> {
@@ -345,13 +361,7 @@ proptest! {
     ) {
         let input = to_text(&req, seed);
         let output = to_text(&resp, seed.rotate_left(17));
-        let span = SpanInput {
-            subtype: Some("model"),
-            name: Some("googleai/gemini-2.5-flash"),
-            input: Some(&input),
-            output: Some(&output),
-            ..SpanInput::default()
-        };
+        let span = span("model", &input, &output);
         check(&span)?;
     }
 
@@ -366,13 +376,7 @@ proptest! {
         } else {
             to_text(&result, seed.rotate_left(9))
         };
-        let span = SpanInput {
-            subtype: Some(if v2 { "tool.v2" } else { "tool" }),
-            name: Some("lookup"),
-            input: Some(&input),
-            output: Some(&output),
-            ..SpanInput::default()
-        };
+        let span = span(if v2 { "tool.v2" } else { "tool" }, &input, &output);
         check(&span)?;
     }
 }
@@ -383,13 +387,7 @@ proptest! {
 fn escaped_needles_are_scrubbed_in_pass() {
     let input = r#"{"messages":[{"role":"user","content":[{"text":"key \u0073k-4f9aQ2bX7cD1eF3gH5iJ6kL8mN0pQ2rS4tU6vW8x"},{"toolRequest":{"name":"f","input":{"\u0061pi_key":"abcdefghijkl"}}}]}]}"#;
     let output = r#"{"message":{"role":"model","content":[{"text":"ok"}]},"finishReason":"AKIAIOSFODNN7EXAMPLE"}"#;
-    let span = SpanInput {
-        subtype: Some("model"),
-        name: Some("googleai/gemini-2.5-flash"),
-        input: Some(input),
-        output: Some(output),
-        ..SpanInput::default()
-    };
+    let span = span("model", input, output);
     for mode in [Mode::Reference, Mode::Complete] {
         let mut mapper = Mapper::new(options(mode, 0));
         let mapped = mapper.map(&span);
@@ -438,13 +436,7 @@ fn a_key_without_a_needle_counts_the_same_everywhere() {
         ),
     ];
     for (input, output) in &cases {
-        let span = SpanInput {
-            subtype: Some("model"),
-            name: Some("googleai/gemini-2.5-flash"),
-            input: Some(input),
-            output: Some(output),
-            ..SpanInput::default()
-        };
+        let span = span("model", input, output);
         for mode in [Mode::Reference, Mode::Complete] {
             let mapped = Mapper::new(options(mode, 0)).map(&span);
             let all: String = mapped
