@@ -8,8 +8,10 @@
 //! faster than a hand-written loop or the standard library on multi-byte text (BENCHMARKS.md).
 //! Output that is not ASCII is created as UTF-16, from [`utf8_to_utf16`].
 //!
-//! Memory: every buffer is sized exactly (simdutf's length functions count the output before
-//! anything is written) and reserved with `try_reserve_exact`; a failed reservation is
+//! Memory: every buffer is reserved with `try_reserve_exact`, sized exactly (simdutf's length
+//! functions count the output before anything is written) or, for the processor's reused
+//! per-thread buffers and inputs up to [`ONE_PASS_UNITS`], to the worst case (3 bytes a UTF-16
+//! unit, one unit a UTF-8 byte: at most 3 MiB), which spares the counting passes; a failed reservation is
 //! [`Utf::OutOfMemory`], never an abort.
 
 /// Why a transcoding did not produce a string.
@@ -49,6 +51,45 @@ pub fn utf16_to_utf8(src: &[u16], dst: &mut String) -> Result<(), Utf> {
     Ok(())
 }
 
+/// The longest UTF-16 input (code units) [`utf16_to_utf8_in_one_pass`] converts in one pass; it
+/// reserves 3 bytes a unit, so at most 3 MiB. Longer inputs take [`utf16_to_utf8`]'s exact size.
+pub const ONE_PASS_UNITS: usize = 1 << 20;
+
+/// [`utf16_to_utf8`] for a buffer that is reused from call to call (the processor's per-thread
+/// input buffers): validates and converts in one pass (simdutf's `convert_utf16_to_utf8_with_errors`)
+/// into a buffer of the worst-case size, 3 bytes a code unit (reserved fallibly; kept by the caller
+/// for the next span), instead of a validation pass, a length pass and the conversion. Inputs
+/// longer than [`ONE_PASS_UNITS`] take the exact size of [`utf16_to_utf8`], so the reservation
+/// never exceeds 3 MiB. Same errors, `dst` empty on error.
+pub fn utf16_to_utf8_in_one_pass(src: &[u16], dst: &mut String) -> Result<(), Utf> {
+    if src.len() > ONE_PASS_UNITS {
+        return utf16_to_utf8(src, dst);
+    }
+    dst.clear();
+    if src.is_empty() {
+        return Ok(());
+    }
+    // A code unit is at most 3 bytes of UTF-8 (a surrogate pair, 2 units, is 4).
+    let worst = src.len() * 3;
+    dst.try_reserve_exact(worst).map_err(|_| Utf::OutOfMemory)?;
+    // SAFETY: the vector is only written through simdutf below and its length is set only after a
+    // successful conversion, to what simdutf reports: valid UTF-8, so the `String` invariant holds.
+    let bytes = unsafe { dst.as_mut_vec() };
+    // SAFETY: `src` is valid for `src.len()` reads; `bytes` has capacity for `worst` bytes, at
+    // least what converting any `src.len()` code units can write (3 bytes a unit at most, on
+    // success and up to an error alike); distinct allocations; both pointers non-null and aligned.
+    let result = unsafe {
+        simdutf::convert_utf16_to_utf8_with_errors(src.as_ptr(), src.len(), bytes.as_mut_ptr())
+    };
+    if result.error != simdutf::ErrorCode::Success {
+        return Err(Utf::NotWellFormed);
+    }
+    // SAFETY: on success simdutf initialised `count` bytes with valid UTF-8; `min` keeps the length
+    // within the capacity even if it ever reported more.
+    unsafe { bytes.set_len(result.count.min(bytes.capacity())) };
+    Ok(())
+}
+
 /// Transcodes UTF-8 to UTF-16 into `dst` (cleared first; capacity grows to exactly the UTF-16
 /// length when too small). [`Utf::OutOfMemory`], with `dst` empty, when it cannot be allocated.
 pub fn utf8_to_utf16(src: &str, dst: &mut Vec<u16>) -> Result<(), Utf> {
@@ -67,6 +108,32 @@ pub fn utf8_to_utf16(src: &str, dst: &mut Vec<u16>) -> Result<(), Utf> {
     Ok(())
 }
 
+/// [`utf8_to_utf16`] for a buffer that is reused from call to call (the processor's per-thread
+/// UTF-16 buffer): converts in one pass into a buffer of the worst-case size, one code unit a byte
+/// (reserved fallibly), instead of a length pass and the conversion. Inputs longer than
+/// [`ONE_PASS_UNITS`] bytes take the exact size of [`utf8_to_utf16`], so the reservation never
+/// exceeds 2 MiB. [`Utf::OutOfMemory`], with `dst` empty, when it cannot be allocated.
+pub fn utf8_to_utf16_in_one_pass(src: &str, dst: &mut Vec<u16>) -> Result<(), Utf> {
+    if src.len() > ONE_PASS_UNITS {
+        return utf8_to_utf16(src, dst);
+    }
+    dst.clear();
+    if src.is_empty() {
+        return Ok(());
+    }
+    // A character of n bytes is one code unit (n <= 3) or two (n = 4): never more units than bytes.
+    dst.try_reserve_exact(src.len())
+        .map_err(|_| Utf::OutOfMemory)?;
+    // SAFETY: `src` is valid UTF-8 (a `&str`) readable for `src.len()` bytes; `dst` has capacity
+    // for `src.len()` units, at least what the conversion writes; distinct allocations, non-null,
+    // aligned.
+    let written =
+        unsafe { simdutf::convert_valid_utf8_to_utf16(src.as_ptr(), src.len(), dst.as_mut_ptr()) };
+    // SAFETY: simdutf initialised `written` units; `min` keeps the length within the capacity.
+    unsafe { dst.set_len(written.min(dst.capacity())) };
+    Ok(())
+}
+
 /// Whether `text` is ASCII (simdutf; SIMD).
 pub fn is_ascii(text: &str) -> bool {
     simdutf::validate_ascii(text.as_bytes())
@@ -75,6 +142,23 @@ pub fn is_ascii(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Both directions, exact and one-pass, into buffers that held something before (as the
+    /// processor's reused buffers do): the same text and code units every time.
+    fn check_round_trip(s: &str, units: &[u16]) {
+        let mut utf8 = String::from("left over from the span before");
+        assert_eq!(utf16_to_utf8(units, &mut utf8), Ok(()));
+        assert_eq!(utf8, s);
+        let mut reused = String::from("left over from the span before, much longer than the text");
+        assert_eq!(utf16_to_utf8_in_one_pass(units, &mut reused), Ok(()));
+        assert_eq!(reused, s);
+        let mut back = vec![7u16; 3];
+        utf8_to_utf16(s, &mut back).unwrap(); // ok: a test (cfg(test)); a failure is the test failing
+        assert_eq!(back, units);
+        let mut back = vec![7u16; 100];
+        utf8_to_utf16_in_one_pass(s, &mut back).unwrap(); // ok: a test (cfg(test)); a failure is the test failing
+        assert_eq!(back, units);
+    }
 
     #[test]
     fn round_trips() {
@@ -88,12 +172,7 @@ mod tests {
         ];
         for s in samples {
             let units: Vec<u16> = s.encode_utf16().collect();
-            let mut utf8 = String::new();
-            assert_eq!(utf16_to_utf8(&units, &mut utf8), Ok(()));
-            assert_eq!(utf8, s);
-            let mut back = Vec::new();
-            utf8_to_utf16(s, &mut back).unwrap(); // ok: a test (cfg(test)); a failure is the test failing
-            assert_eq!(back, units);
+            check_round_trip(s, &units);
         }
     }
 
@@ -119,12 +198,7 @@ mod tests {
                 })
                 .collect();
             let units: Vec<u16> = s.encode_utf16().collect();
-            let mut utf8 = String::new();
-            assert_eq!(utf16_to_utf8(&units, &mut utf8), Ok(()));
-            assert_eq!(utf8, s);
-            let mut back = Vec::new();
-            utf8_to_utf16(&s, &mut back).unwrap(); // ok: a test (cfg(test)); a failure is the test failing
-            assert_eq!(back, units);
+            check_round_trip(&s, &units);
         }
     }
 
@@ -147,6 +221,40 @@ mod tests {
                 "{units:?}"
             );
             assert!(out.is_empty());
+            out.push_str("left over");
+            assert_eq!(
+                utf16_to_utf8_in_one_pass(units, &mut out),
+                Err(Utf::NotWellFormed),
+                "{units:?}"
+            );
+            assert!(out.is_empty());
+        }
+    }
+
+    /// Around [`ONE_PASS_UNITS`], where the one-pass functions hand over to the exact ones: the
+    /// same results, and the one-pass reservation is at most 3 bytes (UTF-8) or one unit (UTF-16)
+    /// per unit or byte of input.
+    #[test]
+    fn one_pass_and_exact_agree_around_the_limit() {
+        for len in [ONE_PASS_UNITS - 1, ONE_PASS_UNITS, ONE_PASS_UNITS + 1] {
+            // Every width of UTF-8, a surrogate pair last when it fits.
+            let mut s: String = "aé東".chars().cycle().take(len - 2).collect();
+            s.push('😀');
+            let units: Vec<u16> = s.encode_utf16().collect();
+            check_round_trip(&s, &units);
+            let mut reused = String::new();
+            utf16_to_utf8_in_one_pass(&units, &mut reused).unwrap(); // ok: a test (cfg(test)); a failure is the test failing
+            assert!(reused.capacity() <= 3 * units.len().max(s.len()), "{len}");
+            let mut wide = Vec::new();
+            utf8_to_utf16_in_one_pass(&s, &mut wide).unwrap(); // ok: a test (cfg(test)); a failure is the test failing
+            assert!(wide.capacity() <= s.len().max(units.len()), "{len}");
+            let mut lone = units.clone();
+            lone[len / 2] = 0xDC00;
+            assert_eq!(
+                utf16_to_utf8_in_one_pass(&lone, &mut reused),
+                Err(Utf::NotWellFormed)
+            );
+            assert!(reused.is_empty());
         }
     }
 }
