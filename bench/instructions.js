@@ -5,17 +5,27 @@
 // its attribute map; `copy` only copies. Run under callgrind for N = 10 and N = 110 and divide the
 // difference of the totals by 3,700 (start-up, JIT warm-up and the price data's load cancel out):
 //   valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.%p node --single-threaded bench/instructions.js complete 110
-// Usage: node bench/instructions.js <reference|complete|copy> <N>
+// With `<size> <ascii|multi>` after N, one synthetic model span of bench/synth.js instead (the
+// difference divided by the span count of the two runs; 1 KB: N = 1000 and 6000, 10 KB: 300 and
+// 1300, 1 MB: 3 and 13, 5 MB: 2 and 6). `--root <checkout>` measures another build.
+// Usage: node bench/instructions.js <reference|complete|copy> <N> [<size> <ascii|multi>] [--root <checkout>]
 const path = require("node:path")
-const { GenkitForMaple } = require(path.join(__dirname, ".."))
+const argv = process.argv.slice(2)
+const rootAt = argv.indexOf("--root")
+const root = rootAt >= 0 ? path.resolve(argv.splice(rootAt, 2)[1]) : path.join(__dirname, "..")
+const { GenkitForMaple } = require(root)
 const { load } = require(path.join(__dirname, "..", "__test__", "helpers", "fixtures.js"))
+const { modelSpan } = require(path.join(__dirname, "synth.js"))
 
-const [mode, n] = [process.argv[2], Number(process.argv[3])]
-if (!["reference", "complete", "copy"].includes(mode) || !(n > 0)) {
-  console.error("usage: node bench/instructions.js <reference|complete|copy> <N>")
+const [mode, n, size, script] = [argv[0], Number(argv[1]), Number(argv[2]), argv[3]]
+if (!["reference", "complete", "copy"].includes(mode) || !(n > 0) || (argv.length > 2 && !(size > 0 && ["ascii", "multi"].includes(script)))) {
+  console.error("usage: node bench/instructions.js <reference|complete|copy> <N> [<size> <ascii|multi>] [--root <checkout>]")
   process.exit(2)
 }
-const rows = load("genkit-1.42-spans.jsonl").filter((r) => r.attributes["genkit:metadata:subtype"] === "model")
+const rows =
+  argv.length > 2
+    ? [{ name: "m", attributes: modelSpan(size, script) }]
+    : load("genkit-1.42-spans.jsonl").filter((r) => r.attributes["genkit:metadata:subtype"] === "model")
 const entries = rows.map((r) => Object.entries(r.attributes))
 const ctx = { traceId: "0".repeat(32), spanId: "0".repeat(16), traceFlags: 1 }
 const shells = rows.map((s) => ({

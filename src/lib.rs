@@ -21,8 +21,8 @@
 //! # Strings across the boundary
 //! Inputs are read as UTF-16 with `napi_get_value_string_utf16` into a per-thread buffer that is
 //! reused from call to call (each `worker_threads` worker has its own) and transcoded to UTF-8 with
-//! simdutf, validated and converted in one pass into a reused buffer of the worst-case size up to
-//! [`utf::ONE_PASS_UNITS`] units, of the exact UTF-8 length above ([`utf`]); strings of at least [`LATIN1_UNITS`]
+//! simdutf, validated and converted in one pass into a reused buffer of the worst-case size (3
+//! bytes a unit of address space; the exact UTF-8 length if that cannot be had) ([`utf`]); strings of at least [`LATIN1_UNITS`]
 //! units that are ASCII (their UTF-8 length equals their length) are read straight into the UTF-8
 //! buffer as Latin-1, without the UTF-16 copy. Outputs are created as Latin-1 when they are ASCII
 //! (V8 copies the bytes as they are) and as UTF-16 otherwise, which spares V8 a UTF-8 decode
@@ -188,8 +188,8 @@ impl Call {
     /// [`Read::Absent`] for any other type or if napi reports an error, [`Read::TooLarge`] (nothing
     /// copied) above [`HANDOFF_UNITS`], [`Read::NotWellFormed`] when the string holds a lone
     /// surrogate (UTF-8 cannot carry it), [`Read::OutOfMemory`] when a buffer cannot be allocated.
-    /// `buf` (reused) is reserved to 3 bytes a unit up to [`utf::ONE_PASS_UNITS`] units (one pass:
-    /// [`utf::utf16_to_utf8_in_one_pass`]), to the exact UTF-8 length above; the UTF-16 copy, when one is needed, is freed
+    /// `buf` (reused) is reserved to 3 bytes a unit (one pass: [`utf::utf16_to_utf8_in_one_pass`];
+    /// to the exact UTF-8 length when that cannot be had); the UTF-16 copy, when one is needed, is freed
     /// right after the transcoding when it is larger than [`KEEP_BYTES`].
     fn read_string(&self, value: sys::napi_value, buf: &mut String) -> Read {
         buf.clear();
@@ -390,8 +390,8 @@ impl Call {
     }
 
     /// Creates a JavaScript string: Latin-1 when ASCII, UTF-16 otherwise (its reused buffer
-    /// reserved fallibly, [`OUT_OF_MEMORY`]: one unit a byte up to [`utf::ONE_PASS_UNITS`] bytes,
-    /// [`utf::utf8_to_utf16_in_one_pass`], exactly above). [`WRITE_FAILED`] when V8 refuses (a string
+    /// reserved fallibly, [`OUT_OF_MEMORY`]: one unit a byte, [`utf::utf8_to_utf16_in_one_pass`],
+    /// or exactly when that cannot be had). [`WRITE_FAILED`] when V8 refuses (a string
     /// longer than its maximum length).
     fn string(&self, text: &str) -> Result<sys::napi_value, u32> {
         let mut out = ptr::null_mut();

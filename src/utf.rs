@@ -10,8 +10,9 @@
 //!
 //! Memory: every buffer is reserved with `try_reserve_exact`, sized exactly (simdutf's length
 //! functions count the output before anything is written) or, for the processor's reused
-//! per-thread buffers and inputs up to [`ONE_PASS_UNITS`], to the worst case (3 bytes a UTF-16
-//! unit, one unit a UTF-8 byte: at most 3 MiB), which spares the counting passes; a failed reservation is
+//! per-thread buffers, to the worst case (3 bytes a UTF-16 unit, one unit a UTF-8 byte), which
+//! spares the counting passes: address space, of which only what is written is touched; where
+//! the worst case cannot be had, the exact size. A failed reservation is
 //! [`Utf::OutOfMemory`], never an abort.
 
 /// Why a transcoding did not produce a string.
@@ -51,27 +52,29 @@ pub fn utf16_to_utf8(src: &[u16], dst: &mut String) -> Result<(), Utf> {
     Ok(())
 }
 
-/// The longest UTF-16 input (code units) [`utf16_to_utf8_in_one_pass`] converts in one pass; it
-/// reserves 3 bytes a unit, so at most 3 MiB. Longer inputs take [`utf16_to_utf8`]'s exact size.
-pub const ONE_PASS_UNITS: usize = 1 << 20;
+/// The longest input (UTF-16 code units, or UTF-8 bytes) the one-pass functions convert in one
+/// pass: the processor's hand-off size (16 Mi units), so every string it copies. Their worst-case
+/// reservation (3 bytes a unit, up to 48 MiB) is address space: only the pages the conversion
+/// writes are touched, the same as with an exact size.
+pub const ONE_PASS_UNITS: usize = 16 << 20;
 
 /// [`utf16_to_utf8`] for a buffer that is reused from call to call (the processor's per-thread
 /// input buffers): validates and converts in one pass (simdutf's `convert_utf16_to_utf8_with_errors`)
 /// into a buffer of the worst-case size, 3 bytes a code unit (reserved fallibly; kept by the caller
 /// for the next span), instead of a validation pass, a length pass and the conversion. Inputs
-/// longer than [`ONE_PASS_UNITS`] take the exact size of [`utf16_to_utf8`], so the reservation
-/// never exceeds 3 MiB. Same errors, `dst` empty on error.
+/// longer than [`ONE_PASS_UNITS`], or whose worst-case reservation fails (an address-space limit),
+/// take the exact size of [`utf16_to_utf8`]. Same errors, `dst` empty on error.
 pub fn utf16_to_utf8_in_one_pass(src: &[u16], dst: &mut String) -> Result<(), Utf> {
-    if src.len() > ONE_PASS_UNITS {
+    one_pass_utf16_to_utf8(src, dst, ONE_PASS_UNITS)
+}
+
+fn one_pass_utf16_to_utf8(src: &[u16], dst: &mut String, limit: usize) -> Result<(), Utf> {
+    dst.clear();
+    // A code unit is at most 3 bytes of UTF-8 (a surrogate pair, 2 units, is 4).
+    let worst = src.len().saturating_mul(3);
+    if src.is_empty() || src.len() > limit || dst.try_reserve_exact(worst).is_err() {
         return utf16_to_utf8(src, dst);
     }
-    dst.clear();
-    if src.is_empty() {
-        return Ok(());
-    }
-    // A code unit is at most 3 bytes of UTF-8 (a surrogate pair, 2 units, is 4).
-    let worst = src.len() * 3;
-    dst.try_reserve_exact(worst).map_err(|_| Utf::OutOfMemory)?;
     // SAFETY: the vector is only written through simdutf below and its length is set only after a
     // successful conversion, to what simdutf reports: valid UTF-8, so the `String` invariant holds.
     let bytes = unsafe { dst.as_mut_vec() };
@@ -111,19 +114,18 @@ pub fn utf8_to_utf16(src: &str, dst: &mut Vec<u16>) -> Result<(), Utf> {
 /// [`utf8_to_utf16`] for a buffer that is reused from call to call (the processor's per-thread
 /// UTF-16 buffer): converts in one pass into a buffer of the worst-case size, one code unit a byte
 /// (reserved fallibly), instead of a length pass and the conversion. Inputs longer than
-/// [`ONE_PASS_UNITS`] bytes take the exact size of [`utf8_to_utf16`], so the reservation never
-/// exceeds 2 MiB. [`Utf::OutOfMemory`], with `dst` empty, when it cannot be allocated.
+/// [`ONE_PASS_UNITS`] bytes, or whose worst-case reservation fails, take the exact size of
+/// [`utf8_to_utf16`]. [`Utf::OutOfMemory`], with `dst` empty, when even that cannot be allocated.
 pub fn utf8_to_utf16_in_one_pass(src: &str, dst: &mut Vec<u16>) -> Result<(), Utf> {
-    if src.len() > ONE_PASS_UNITS {
+    one_pass_utf8_to_utf16(src, dst, ONE_PASS_UNITS)
+}
+
+fn one_pass_utf8_to_utf16(src: &str, dst: &mut Vec<u16>, limit: usize) -> Result<(), Utf> {
+    dst.clear();
+    // A character of n bytes is one code unit (n <= 3) or two (n = 4): never more units than bytes.
+    if src.is_empty() || src.len() > limit || dst.try_reserve_exact(src.len()).is_err() {
         return utf8_to_utf16(src, dst);
     }
-    dst.clear();
-    if src.is_empty() {
-        return Ok(());
-    }
-    // A character of n bytes is one code unit (n <= 3) or two (n = 4): never more units than bytes.
-    dst.try_reserve_exact(src.len())
-        .map_err(|_| Utf::OutOfMemory)?;
     // SAFETY: `src` is valid UTF-8 (a `&str`) readable for `src.len()` bytes; `dst` has capacity
     // for `src.len()` units, at least what the conversion writes; distinct allocations, non-null,
     // aligned.
@@ -231,27 +233,30 @@ mod tests {
         }
     }
 
-    /// Around [`ONE_PASS_UNITS`], where the one-pass functions hand over to the exact ones: the
-    /// same results, and the one-pass reservation is at most 3 bytes (UTF-8) or one unit (UTF-16)
-    /// per unit or byte of input.
+    /// Around the one-pass limit (a small one here; [`ONE_PASS_UNITS`] in use), where the one-pass
+    /// functions hand over to the exact ones: the same results, and the one-pass reservation is at
+    /// most 3 bytes (UTF-8) or one unit (UTF-16) per unit or byte of input.
     #[test]
     fn one_pass_and_exact_agree_around_the_limit() {
-        for len in [ONE_PASS_UNITS - 1, ONE_PASS_UNITS, ONE_PASS_UNITS + 1] {
-            // Every width of UTF-8, a surrogate pair last when it fits.
+        const LIMIT: usize = 64;
+        for len in [LIMIT - 1, LIMIT, LIMIT + 1] {
+            // Every width of UTF-8, a surrogate pair last.
             let mut s: String = "aé東".chars().cycle().take(len - 2).collect();
             s.push('😀');
             let units: Vec<u16> = s.encode_utf16().collect();
             check_round_trip(&s, &units);
             let mut reused = String::new();
-            utf16_to_utf8_in_one_pass(&units, &mut reused).unwrap(); // ok: a test (cfg(test)); a failure is the test failing
+            one_pass_utf16_to_utf8(&units, &mut reused, LIMIT).unwrap(); // ok: a test (cfg(test)); a failure is the test failing
+            assert_eq!(reused, s);
             assert!(reused.capacity() <= 3 * units.len().max(s.len()), "{len}");
             let mut wide = Vec::new();
-            utf8_to_utf16_in_one_pass(&s, &mut wide).unwrap(); // ok: a test (cfg(test)); a failure is the test failing
+            one_pass_utf8_to_utf16(&s, &mut wide, LIMIT).unwrap(); // ok: a test (cfg(test)); a failure is the test failing
+            assert_eq!(wide, units);
             assert!(wide.capacity() <= s.len().max(units.len()), "{len}");
             let mut lone = units.clone();
             lone[len / 2] = 0xDC00;
             assert_eq!(
-                utf16_to_utf8_in_one_pass(&lone, &mut reused),
+                one_pass_utf16_to_utf8(&lone, &mut reused, LIMIT),
                 Err(Utf::NotWellFormed)
             );
             assert!(reused.is_empty());
