@@ -260,6 +260,12 @@ mod tests {
             one_pass_utf8_to_utf16(&s, &mut wide, LIMIT).unwrap(); // ok: a test (cfg(test)); a failure is the test failing
             assert_eq!(wide, units);
             assert!(wide.capacity() <= s.len().max(units.len()), "{len}");
+            // The UTF-8 side's limit counts bytes: ASCII puts `len` bytes on both sides of it.
+            let ascii = "x".repeat(len);
+            let ascii_units: Vec<u16> = ascii.encode_utf16().collect();
+            one_pass_utf8_to_utf16(&ascii, &mut wide, LIMIT).unwrap(); // ok: a test (cfg(test)); a failure is the test failing
+            assert_eq!(wide, ascii_units);
+            assert!(wide.capacity() <= len.max(ascii_units.len()), "{len}");
             let mut lone = units.clone();
             lone[len / 2] = 0xDC00;
             assert_eq!(
