@@ -19,6 +19,7 @@ use crate::genkit::{raw, ArrayShape, Candidate, Fields, Media, Message, Part, Ra
 use crate::mapping::finish_content;
 use crate::mapping::{problem, Scalar};
 use crate::out::{Out, OutOfMemory};
+use crate::pairing::{tool_requests_in, ToolRequest};
 use crate::scrub::{Scrubber, SourceScrubber};
 use crate::semconv::{self as sc, check_messages, raw_is_str};
 use crate::span::{error_type, keys, map_agent, needs_js, Mapped, Options, SpanInput, Value};
@@ -331,11 +332,25 @@ pub fn map<'a>(
     prices: &mut PriceCache,
     scrubber: Option<&Scrubber>,
 ) -> Mapped<'a> {
+    map_collecting(span, options, prices, scrubber, None)
+}
+
+/// [`map`], and with `requests` the tool requests of a model span's answer (in the answer's
+/// order, [`crate::pairing::tool_requests`]) pushed there from the same parse of
+/// `genkit:output`, for rule 5's pairing ([`crate::span::Mapper`]). A request that cannot be
+/// kept (no memory) is left out: that call gets no id.
+pub(crate) fn map_collecting<'a>(
+    span: &SpanInput<'a>,
+    options: &Options,
+    prices: &mut PriceCache,
+    scrubber: Option<&Scrubber>,
+    requests: Option<&mut Vec<ToolRequest<'a>>>,
+) -> Mapped<'a> {
     let mut out = Mapped::new();
     match span.subtype {
         Some("flow" | "agent") => map_agent(span, &mut out, span.name),
         Some("model") => {
-            if map_model(span, options, prices, &mut out, scrubber).is_err() {
+            if map_model(span, options, prices, &mut out, scrubber, requests).is_err() {
                 return needs_js(out.problems);
             }
         }
@@ -533,6 +548,7 @@ fn map_model<'a>(
     prices: &mut PriceCache,
     out: &mut Mapped<'a>,
     scrubber: Option<&Scrubber>,
+    requests: Option<&mut Vec<ToolRequest<'a>>>,
 ) -> Result<(), NeedsJs> {
     out.push(sc::OPERATION_NAME, Value::str("chat"));
     let (prefix, model) = match span.name {
@@ -586,6 +602,14 @@ fn map_model<'a>(
             };
         }
     };
+    if let Some(requests) = requests {
+        for request in tool_requests_in(&response.message, &response.candidates) {
+            if requests.try_reserve(1).is_err() {
+                break;
+            }
+            requests.push(request);
+        }
+    }
     let raw_meta = object(&response.raw);
     let custom_meta = object(&response.custom);
     let refused = [raw_meta, custom_meta].into_iter().flatten().any(refusal);

@@ -41,7 +41,7 @@ use std::time::{Duration, Instant};
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use crate::genkit::{ArrayShape, GenerateResponse, Message, Raw, Shape};
+use crate::genkit::{ArrayShape, Candidate, GenerateResponse, Message, Raw, Shape};
 use crate::span::{keys, Mapped, SpanInput, Value};
 
 /// Names and refs longer than this many bytes are not kept (no real tool name or call id is).
@@ -64,7 +64,16 @@ pub struct ToolRequest<'a> {
 pub fn tool_requests<'r, 'a>(
     response: &'r GenerateResponse<'a>,
 ) -> impl Iterator<Item = ToolRequest<'a>> + 'r {
-    let message: Option<&'r Message<'a>> = match (&response.message, &response.candidates) {
+    tool_requests_in(&response.message, &response.candidates)
+}
+
+/// [`tool_requests`] of a response read by another reader (complete mode's, which reads the same
+/// `message` and `candidates` shapes): the one parse of `genkit:output` serves both.
+pub(crate) fn tool_requests_in<'r, 'a>(
+    message: &'r Option<Shape<Message<'a>>>,
+    candidates: &'r Option<ArrayShape<Shape<Candidate<'a>>>>,
+) -> impl Iterator<Item = ToolRequest<'a>> + 'r {
+    let message: Option<&'r Message<'a>> = match (message, candidates) {
         (Some(Shape::Object(m)), _) => Some(m),
         (_, Some(ArrayShape::Array(candidates))) => match candidates.first() {
             Some(Shape::Object(c)) => match &c.message {
@@ -386,16 +395,21 @@ impl ToolCallPairing {
 /// a model span's answer is recorded under its parent; a `tool` / `tool.v2` span gets
 /// `gen_ai.tool.call.id` when it pairs; the span's end frees the requests recorded under it, and
 /// its whole trace's when it is a root span.
-pub(crate) fn pair<'a>(state: &mut ToolCallPairing, span: &SpanInput<'a>, out: &mut Mapped<'a>) {
+///
+/// `requests`: the tool requests of a model span's answer, as the mapping read them from
+/// `genkit:output` ([`crate::complete::map_collecting`]): `genkit:output` is not parsed again.
+pub(crate) fn pair<'a>(
+    state: &mut ToolCallPairing,
+    span: &SpanInput<'a>,
+    out: &mut Mapped<'a>,
+    requests: &[ToolRequest<'_>],
+) {
     let now = Instant::now();
     if let (Some(trace), Some(parent)) = (span.trace_id, span.parent_span_id) {
         let parent = SpanKey::from_bytes(trace, parent);
         match span.subtype {
-            // Answers without a tool request (most) are not parsed again.
-            Some("model") => {
-                if let Some(output) = span.output.filter(|o| o.contains("\"toolRequest\"")) {
-                    state.record_model_output(parent, output, now);
-                }
+            Some("model") if !requests.is_empty() => {
+                state.record_requests(parent, requests.iter().copied(), now);
             }
             Some("tool" | "tool.v2") => {
                 let id = span

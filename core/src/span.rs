@@ -293,9 +293,20 @@ impl Mapper {
         let mut out = match self.options.mode {
             Mode::Reference => map_reference_scrubbed(span, scrub),
             Mode::Complete => {
-                let mut out = complete::map(span, &self.options, &mut self.prices, scrub);
+                // The answer's tool requests come from the mapping's own parse of
+                // `genkit:output` (no second parse for rule 5); most answers have none (no
+                // allocation then).
+                let mut requests = Vec::new();
+                let wants = span.trace_id.is_some() && span.parent_span_id.is_some();
+                let mut out = complete::map_collecting(
+                    span,
+                    &self.options,
+                    &mut self.prices,
+                    scrub,
+                    wants.then_some(&mut requests),
+                );
                 if out.problems & problem::NEEDS_JS == 0 {
-                    crate::pairing::pair(&mut self.pairing, span, &mut out);
+                    crate::pairing::pair(&mut self.pairing, span, &mut out, &requests);
                 }
                 out
             }

@@ -280,3 +280,100 @@ fn scenario_corpus_through_the_seam() {
         }
     }
 }
+
+/// The tool call ids of every tool span of `file`, in the order the spans ended, from the state
+/// fed directly (`record_model_output` parses each model answer itself).
+fn direct_ids(file: &str) -> Vec<Option<String>> {
+    let now = Instant::now();
+    let mut state = ToolCallPairing::new();
+    let mut ids = Vec::new();
+    for row in rows(file) {
+        let trace = row["traceId"].as_str().expect("trace id");
+        let key = |span: &str| SpanKey::from_hex(trace, span).expect("hex ids");
+        match attr(&row, "genkit:metadata:subtype") {
+            Some("model") => {
+                if let (Some(p), Some(out)) = (parent(&row), attr(&row, "genkit:output")) {
+                    state.record_model_output(key(p), out, now);
+                }
+            }
+            Some("tool") | Some("tool.v2") => ids.push(state.tool_call_id(
+                key(parent(&row).expect("a parent")),
+                attr(&row, "genkit:name").expect("tool name"),
+                attr(&row, "genkit:input"),
+                now,
+            )),
+            _ => {}
+        }
+        state.span_ended(
+            key(row["spanId"].as_str().expect("span id")),
+            parent(&row).is_none(),
+        );
+    }
+    ids
+}
+
+/// The same through the whole-span seam in complete mode, where the tool requests come from the
+/// mapping's own parse of each model answer (`complete::map_collecting`), not from a second one.
+fn seam_ids(file: &str) -> Vec<Option<String>> {
+    use genkit_for_maple_core::span::{parse_hex, Mapper, Mode, Options, SpanInput, Value as V};
+    let mut mapper = Mapper::new(Options {
+        mode: Mode::Complete,
+        ..Options::default()
+    });
+    let mut ids = Vec::new();
+    for row in rows(file) {
+        let subtype = attr(&row, "genkit:metadata:subtype");
+        let span = SpanInput {
+            subtype,
+            name: attr(&row, "genkit:name"),
+            input: attr(&row, "genkit:input"),
+            output: attr(&row, "genkit:output"),
+            trace_id: row["traceId"].as_str().and_then(parse_hex),
+            span_id: row["spanId"].as_str().and_then(parse_hex),
+            parent_span_id: parent(&row).and_then(parse_hex),
+            ..SpanInput::default()
+        };
+        if matches!(subtype, Some("model" | "tool" | "tool.v2")) {
+            let mapped = mapper.map(&span);
+            if subtype != Some("model") {
+                ids.push(
+                    mapped
+                        .attributes
+                        .iter()
+                        .find(|(k, _)| *k == "gen_ai.tool.call.id")
+                        .map(|(_, v)| match v {
+                            V::Str(s) => s.to_string(),
+                            other => panic!("a tool call id that is not a string: {other:?}"),
+                        }),
+                );
+            }
+        } else {
+            mapper.span_ended(
+                span.trace_id.expect("trace id"),
+                span.span_id.expect("span id"),
+                span.parent_span_id.is_none(),
+            );
+        }
+    }
+    assert!(
+        !mapper.holds_tool_calls(),
+        "{file}: state left after every trace ended"
+    );
+    ids
+}
+
+#[test]
+fn the_seam_pairs_every_corpus_as_the_state_fed_directly_does() {
+    for file in [
+        "genkit-1.42-spans.jsonl",
+        "genkit-1.42-plugin-spans.jsonl",
+        "genkit-1.42-scenario-spans.jsonl",
+    ] {
+        let direct = direct_ids(file);
+        assert!(
+            direct.iter().filter(|id| id.is_some()).count() >= 2,
+            "{file}: {direct:?}"
+        );
+        assert_eq!(seam_ids(file), direct, "{file}");
+    }
+}
