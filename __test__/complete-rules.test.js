@@ -152,6 +152,31 @@ test("rule 3: gen_ai.provider.name from the semconv registry; unknown prefixes l
   assert.ok(models.some((s) => s.attrs["gen_ai.provider.name"] === "echomodel"), "a local model's name passes through lowercased")
 })
 
+test("rule 3 on every kind of genkit:name: short and long ASCII, non-ASCII, a lone surrogate, a number, absent", () => {
+  const row = models[0].row
+  const cases = [
+    ["openai/gpt-4o", "openai", "gpt-4o"],
+    [`openai/${"m".repeat(79)}`, "openai", "m".repeat(79)], // past the binding's 79-unit stack read
+    [`Custom/${"x-".repeat(300)}`, "custom", "x-".repeat(300)],
+    ["Ünicode/modèle-日本", "ünicode", "modèle-日本"],
+    ["prov/a\ud800b", "prov", "a\ufffdb"], // UTF-8 on the wire: the lone surrogate as U+FFFD
+    [42, "42", "42"], // String(42), as seed 000 reads genkit:name
+  ]
+  for (const [name, provider, model] of cases) {
+    const span = spanOf(row)
+    span.attributes["genkit:name"] = name
+    new GenkitForMaple().onEnd(span)
+    assert.equal(span.attributes["gen_ai.provider.name"], provider, String(name))
+    assert.equal(span.attributes["gen_ai.request.model"], model, String(name))
+    assert.equal(span.attributes["genkit:name"], name, "genkit:name unchanged")
+  }
+  const span = spanOf(row)
+  delete span.attributes["genkit:name"]
+  new GenkitForMaple().onEnd(span)
+  assert.equal(span.attributes["gen_ai.operation.name"], "chat")
+  assert.equal(span.attributes["gen_ai.request.model"], undefined, "no name, no model")
+})
+
 test("rule 4: error.type on every failed flow, model and tool span (the thrown error's name), never on a successful one", () => {
   let failed = 0
   for (const s of spans.filter((x) => ["flow", "agent", "model", "tool", "tool.v2"].includes(x.subtype))) {

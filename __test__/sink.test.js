@@ -11,6 +11,8 @@ const { spawnSync } = require("node:child_process")
 const path = require("node:path")
 const native = require("../binding.js")
 const { GenkitForMaple } = require("..")
+const { newMapper } = require("../js/processor")
+const { resolveOptions } = require("../js/options")
 const sink = require("../js/sink")
 const { P } = require("../js/mapping")
 const { load } = require("./helpers/fixtures.js")
@@ -42,14 +44,14 @@ function shell(row, attributes) {
 const entries = (a) => Object.keys(a).map((k) => [k, a[k]])
 /** The sink's code of `key` with value kind `kind` (src/sink.rs, Layout). */
 const KEYS = native.sinkKeys()
-const code = (key, kind) => ((KEYS.indexOf(key) + 1) << 2) | kind
+const code = (key, kind) => ((KEYS.indexOf(key) + 1) << sink.KIND_BITS) | kind
 
 test("js/sink.js writes each key of src/sink.rs's table under its own code", () => {
   assert.ok(KEYS.length >= 30)
   for (const [i, key] of KEYS.entries()) {
     const out = sink.take()
     out.codes[0] = 1
-    out.codes[1] = ((i + 1) << 2) | 1 // a number
+    out.codes[1] = ((i + 1) << sink.KIND_BITS) | 1 // a number
     out.codes[2] = i + 0.5
     const a = {}
     assert.equal(sink.flush(a, out, false), 0)
@@ -63,7 +65,7 @@ test("flush: every value kind, a key by name, discard, and the sink lets go of t
   const codes = [
     [code("gen_ai.operation.name", 0), 0], // = values[0]
     [code("gen_ai.usage.input_tokens", 1), 42], // = 42
-    [(0 << 2) | 0, 0], // values[1] = values[2]
+    [(0 << sink.KIND_BITS) | 0, 0], // values[1] = values[2]
     [code("error.type", 2), 0], // = true (no such write in the core: the kind is checked)
     [code("error.type", 3), 0], // then false
   ]
@@ -88,6 +90,55 @@ test("flush: every value kind, a key by name, discard, and the sink lets go of t
   assert.equal(sink.flush(b, again, true), 0)
   assert.deepEqual(entries(b), [], "discarded")
   assert.equal(again.values[0], undefined)
+})
+
+test("js/sink.js holds src/sink.rs's constants in its order, and writes each as a string and as a new one-element list", () => {
+  assert.deepEqual([...sink.CONSTANTS], native.sinkConstants())
+  assert.ok(sink.CONSTANTS.includes("chat") && sink.CONSTANTS.includes("stop"))
+  const lists = []
+  for (const [i, text] of sink.CONSTANTS.entries()) {
+    const out = sink.take()
+    out.codes[0] = 2
+    out.codes[1] = code("gen_ai.operation.name", 4)
+    out.codes[2] = i
+    out.codes[3] = code("gen_ai.response.finish_reasons", 5)
+    out.codes[4] = i
+    const a = {}
+    assert.equal(sink.flush(a, out, false), 0)
+    assert.deepEqual(entries(a), [["gen_ai.operation.name", text], ["gen_ai.response.finish_reasons", [text]]], text)
+    lists.push(a["gen_ai.response.finish_reasons"])
+  }
+  // Each span gets its own array: a change to one span's list never reaches another's.
+  lists[0].push("x")
+  const out = sink.take()
+  out.codes[0] = 1
+  out.codes[1] = code("gen_ai.response.finish_reasons", 5)
+  out.codes[2] = 0
+  const b = {}
+  sink.flush(b, out, false)
+  assert.deepEqual(b["gen_ai.response.finish_reasons"], [sink.CONSTANTS[0]])
+})
+
+test("the binding's constants reach the span as the same values, sink or not, in both modes", () => {
+  const row = modelRows.find((r) => JSON.parse(r.attributes["genkit:output"]).finishReason === "stop" && !r.attributes["genkit:output"].includes("toolRequest"))
+  assert.ok(row, "a corpus model span that stopped")
+  for (const mode of ["reference", "complete"]) {
+    const a = copyOf(row.attributes)
+    new GenkitForMaple({ mode }).onEnd(shell(row, a))
+    assert.deepEqual(a["gen_ai.response.finish_reasons"], ["stop"], mode)
+    assert.equal(a["gen_ai.operation.name"], "chat", mode)
+    assert.equal(a["gen_ai.provider.name"], mode === "complete" ? "gcp.gemini" : "googleai", mode)
+    // Without a sink the binding makes the values itself (src/sink.rs `constant_value` aside).
+    const b = copyOf(row.attributes)
+    const mapper = newMapper(native, resolveOptions({ mode }))
+    if (mode === "complete") {
+      const flags = mapper.mapSpan(b, "model", row.attributes["genkit:name"], 0, undefined, undefined, row.traceId, row.spanId, row.parentSpanId, undefined, undefined)
+      assert.equal(flags & P.NEEDS_JS, 0)
+      assert.deepEqual(b["gen_ai.response.finish_reasons"], ["stop"])
+      assert.equal(b["gen_ai.provider.name"], "gcp.gemini")
+      assert.equal(b["gen_ai.operation.name"], "chat")
+    }
+  }
 })
 
 test("flush: a throwing setter is WRITE_FAILED for its attribute, the others are written", () => {

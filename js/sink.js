@@ -11,6 +11,60 @@ const { P } = require("./mapping")
 /** Entries one sink holds; a span that writes more has the rest written by the binding itself. */
 const ENTRIES = 64
 
+/** Bits of a code below its key (src/sink.rs `KIND_BITS`). */
+const KIND_BITS = 3
+
+/**
+ * Strings the binding names by their index instead of making them (src/sink.rs `CONSTANTS`, in
+ * its order: the tests check it against the binding's `sinkConstants()`).
+ */
+const CONSTANTS = Object.freeze([
+  "chat",
+  "invoke_agent",
+  "execute_tool",
+  "stop",
+  "length",
+  "tool_call",
+  "content_filter",
+  "error",
+  "unknown",
+  "blocked",
+  "other",
+  "interrupted",
+  "gcp.gemini",
+  "gcp.vertex_ai",
+  "openai",
+  "anthropic",
+  "deepseek",
+  "x_ai",
+  "mistral_ai",
+  "groq",
+  "cohere",
+  "perplexity",
+  "openrouter",
+  "aws.bedrock",
+  "azure.ai.openai",
+  "azure.ai.inference",
+  "ibm.watsonx.ai",
+  "googleai",
+  "vertexai",
+])
+
+/**
+ * The value of entry `i` of kind `kind` other than 0 (src/sink.rs, Layout): 1 its number, 2
+ * `true`, 3 `false`, 4 the constant its number names, 5 a new one-element array of it.
+ */
+function scalar(codes, i, kind) {
+  switch (kind) {
+    case 1: return codes[2 + 2 * i]
+    case 2: return true
+    case 3: return false
+    case 4: return CONSTANTS[codes[2 + 2 * i]]
+    case 5: return [CONSTANTS[codes[2 + 2 * i]]]
+    default: return undefined
+  }
+}
+
 /**
  * Assigns `value` to attribute `code` of `a` (1 + the key's index in src/sink.rs `KEYS`, in its
  * order: the tests check every case against the binding's `sinkKeys()`), each key its own named
@@ -93,10 +147,10 @@ function write(attrs, sink, discard) {
   let v = 0
   for (let i = 0; i < n; i++) {
     const code = codes[1 + 2 * i]
-    const key = code >>> 2
+    const key = code >>> KIND_BITS
     const name = key === 0 ? values[v++] : undefined
-    const kind = code & 3
-    const value = kind === 0 ? values[v++] : kind === 1 ? codes[2 + 2 * i] : kind === 2
+    const kind = code & ((1 << KIND_BITS) - 1)
+    const value = kind === 0 ? values[v++] : scalar(codes, i, kind)
     if (discard) continue
     try {
       put(attrs, key, name, value)
@@ -120,4 +174,4 @@ function flush(attrs, sink, discard) {
   return flags
 }
 
-module.exports = { take, write, flush }
+module.exports = { take, write, flush, CONSTANTS, KIND_BITS }

@@ -400,7 +400,7 @@ pub(crate) fn map_model_span(
         }
     }
     if attrs.finish_reasons.is_some() {
-        problems |= call.set_with(c"gen_ai.response.finish_reasons", || call.array(&reasons));
+        problems |= call.set_list(c"gen_ai.response.finish_reasons", &reasons);
     }
     if let Some(v) = &input_tokens {
         problems |= call.set_scalar(c"gen_ai.usage.input_tokens", v);

@@ -356,8 +356,12 @@ impl Call {
         }
     }
 
-    /// Sets a string property; returns the problem flags (`0` when written).
+    /// Sets a string property; returns the problem flags (`0` when written). A string of the
+    /// sink's table goes in by its index ([`sink::CONSTANT`]), no JavaScript string made.
     fn set_string(&self, key: &CStr, text: &str) -> u32 {
+        if self.put_constant(key, text, sink::CONSTANT) {
+            return 0;
+        }
         match self.string(text).and_then(|value| self.set(key, value)) {
             Ok(()) => 0,
             Err(flag) => flag,
@@ -379,6 +383,30 @@ impl Call {
             }
         }
         self.set_with(key, || self.scalar(value))
+    }
+
+    /// Records `key` = the sink's constant `text` (`kind`: [`sink::CONSTANT`] or
+    /// [`sink::CONSTANT_LIST`]); `false` when there is no sink, `text` is not in its table or the
+    /// sink is full (the caller then writes the value itself).
+    fn put_constant(&self, key: &CStr, text: &str, kind: u32) -> bool {
+        match (&self.sink, sink::constant(text)) {
+            (Some(sink), Some(index)) => {
+                sink.put(key.to_bytes(), kind, f64::from(index), ptr::null_mut())
+            }
+            _ => false,
+        }
+    }
+
+    /// Sets a property to an array of scalars ([`Self::array`]); a single string of the sink's
+    /// table (a finish reason) goes in by its index ([`sink::CONSTANT_LIST`]). Returns the problem
+    /// flags (`0` when written).
+    fn set_list(&self, key: &CStr, values: &[Scalar<'_>]) -> u32 {
+        if let [Scalar::Str(text)] = values {
+            if self.put_constant(key, text, sink::CONSTANT_LIST) {
+                return 0;
+            }
+        }
+        self.set_with(key, || self.array(values))
     }
 
     /// Sets a property to a value made by `make`; returns the problem flags (`0` when written).
@@ -723,8 +751,7 @@ pub fn map_model_span(
             }
             problems |= content::finish(&call, &written);
             if let Some(reasons) = &reasons {
-                problems |=
-                    call.set_with(c"gen_ai.response.finish_reasons", || call.array(reasons));
+                problems |= call.set_list(c"gen_ai.response.finish_reasons", reasons);
             }
             if let Some(v) = &input_tokens {
                 problems |= call.set_scalar(c"gen_ai.usage.input_tokens", v);

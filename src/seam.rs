@@ -11,7 +11,7 @@
 use super::{call_with_sink, quiet_panics, sink, with_buffers, Call, Read};
 use genkit_for_maple_core::problem;
 use genkit_for_maple_core::span::{self, Mode, Options, SpanInput, Status, Value};
-use napi::bindgen_prelude::{JsValue, Object, Unknown};
+use napi::bindgen_prelude::{FromNapiValue, JsValue, Object, Unknown};
 use napi::{sys, Env};
 use std::ffi::CStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -361,13 +361,20 @@ fn js_value(call: &Call, value: &Value<'_>) -> sys::napi_value {
     out
 }
 
-/// The sink's kind and number of a number or boolean value (`src/sink.rs`); `None` for others.
+/// The sink's kind and number of a value that needs no JavaScript value (`src/sink.rs`): a
+/// number, a boolean, a string of the sink's table or a one-element list of one
+/// ([`sink::CONSTANT`], [`sink::CONSTANT_LIST`]); `None` for others.
 fn sink_scalar(value: &Value<'_>) -> Option<(u32, f64)> {
     match value {
         Value::Int(i) => Some((sink::NUMBER, *i as f64)),
         Value::Double(d) => Some((sink::NUMBER, *d)),
         Value::Bool(true) => Some((sink::TRUE, 0.0)),
         Value::Bool(false) => Some((sink::FALSE, 0.0)),
+        Value::Str(s) => sink::constant(s).map(|i| (sink::CONSTANT, f64::from(i))),
+        Value::Array(items) => match items.as_slice() {
+            [Value::Str(s)] => sink::constant(s).map(|i| (sink::CONSTANT_LIST, f64::from(i))),
+            _ => None,
+        },
         _ => None,
     }
 }
@@ -410,7 +417,7 @@ impl Mapper {
         env: Env,
         attributes: Object<'_>,
         subtype: Unknown<'_>,
-        name: Option<String>,
+        name: Option<Unknown<'_>>,
         status: u32,
         exception_type: Option<String>,
         exception_stacktrace: Option<String>,
@@ -430,6 +437,23 @@ impl Mapper {
             let mut subtype_buf = [0u8; 32];
             let Some(subtype) = ascii_arg(call.env, subtype.raw(), &mut subtype_buf) else {
                 return 0;
+            };
+            // `genkit:name` as `String()` gave it: a short ASCII name (every real one) into a
+            // stack buffer, others copied as napi-rs converts a string (lone surrogates as
+            // U+FFFD).
+            let mut name_buf = [0u8; 80];
+            let name_copy: Option<String>;
+            let name = match name {
+                None => None,
+                Some(v) => match ascii_arg(call.env, v.raw(), &mut name_buf) {
+                    Some(s) => Some(s),
+                    None => {
+                        // SAFETY: `v` is a handle of the current call in its live `env`; a value
+                        // that is not a string is an `Err` (no exception is left pending).
+                        name_copy = unsafe { String::from_napi_value(call.env, v.raw()) }.ok();
+                        name_copy.as_deref()
+                    }
+                },
             };
             let trace_id = hex_arg::<16>(call.env, trace_id.map(|v| v.raw()));
             let span_id = hex_arg::<8>(call.env, span_id.map(|v| v.raw()));
@@ -456,7 +480,7 @@ impl Mapper {
                 }
                 let input = SpanInput {
                     subtype: Some(subtype),
-                    name: name.as_deref(),
+                    name,
                     input: matches!(got_input, Got::Str).then_some(input_buf.as_str()),
                     output: matches!(got_output, Got::Str).then_some(output_buf.as_str()),
                     conversation_id: None,

@@ -16,9 +16,11 @@
 //! The sink is two JavaScript values the wrapper owns and reuses:
 //! - `codes`, a `Float64Array` of `1 + 2 * n` elements: `codes[0]` is the number of entries;
 //!   entry `i` is `codes[1 + 2i]` (its code) and `codes[2 + 2i]` (its number, for a number value).
-//!   A code is `key << 2 | kind`: `key` is `1 + ` the key's index in [`KEYS`], or `0` when the key
+//!   A code is `key << 3 | kind`: `key` is `1 + ` the key's index in [`KEYS`], or `0` when the key
 //!   is not in it (its name is then the next element of `values`); `kind` is [`VALUE`] (the value
-//!   is the next element of `values`), [`NUMBER`] (`codes[2 + 2i]`), [`TRUE`] or [`FALSE`].
+//!   is the next element of `values`), [`NUMBER`] (`codes[2 + 2i]`), [`TRUE`], [`FALSE`],
+//!   [`CONSTANT`] (the string `CONSTANTS[codes[2 + 2i]]`) or [`CONSTANT_LIST`] (a new array of
+//!   that one string).
 //! - `values`, an `Array` whose elements the writers set in order (`napi_set_element` on an own
 //!   element: no setter runs).
 //!
@@ -40,6 +42,72 @@ pub(crate) const NUMBER: u32 = 1;
 pub(crate) const TRUE: u32 = 2;
 /// The value is `false`.
 pub(crate) const FALSE: u32 = 3;
+/// The value is the string [`CONSTANTS`]`[number]`, which the wrapper holds: no JavaScript string
+/// is made and no element of `values` set (about a thousand instructions a value, issue 9).
+pub(crate) const CONSTANT: u32 = 4;
+/// The value is a new one-element array of [`CONSTANTS`]`[number]` (a model span's
+/// `gen_ai.response.finish_reasons`, which has one reason in nearly every answer).
+pub(crate) const CONSTANT_LIST: u32 = 5;
+/// Bits of a code below its key.
+const KIND_BITS: u32 = 3;
+// Every kind fits its bits, and every code (the last key's, with the highest kind) is exact in
+// the f64 of `codes` and in the wrapper's 32-bit `>>>` and `&`.
+const _: () = assert!(CONSTANT_LIST < 1 << KIND_BITS);
+const _: () = assert!(((KEYS.len() as u64 + 1) << KIND_BITS) < 1 << 31);
+
+/// Values the writers write on most spans, as the wrapper's table holds them (`js/sink.js`
+/// `CONSTANTS`, in this order: the tests check it against [`sink_constants`]): operation names
+/// (seed 000), the semconv finish reasons and Genkit's own (seed 000 copies Genkit's), and the
+/// provider names of complete mode's table (`core::complete::provider_name`). A string not listed
+/// is sent as a value; the list only makes the common ones cheaper.
+pub const CONSTANTS: &[&str] = &[
+    "chat",
+    "invoke_agent",
+    "execute_tool",
+    "stop",
+    "length",
+    "tool_call",
+    "content_filter",
+    "error",
+    "unknown",
+    "blocked",
+    "other",
+    "interrupted",
+    "gcp.gemini",
+    "gcp.vertex_ai",
+    "openai",
+    "anthropic",
+    "deepseek",
+    "x_ai",
+    "mistral_ai",
+    "groq",
+    "cohere",
+    "perplexity",
+    "openrouter",
+    "aws.bedrock",
+    "azure.ai.openai",
+    "azure.ai.inference",
+    "ibm.watsonx.ai",
+    "googleai",
+    "vertexai",
+];
+
+/// The longest string in [`CONSTANTS`] (longer ones are not looked up).
+const CONSTANT_MAX_LEN: usize = 18;
+
+/// The index of `text` in [`CONSTANTS`], if it is listed.
+pub(crate) fn constant(text: &str) -> Option<u32> {
+    if text.len() > CONSTANT_MAX_LEN {
+        return None;
+    }
+    CONSTANTS.iter().position(|c| *c == text).map(|i| i as u32)
+}
+
+/// [`CONSTANTS`], for the test that checks `js/sink.js` holds the same table.
+#[napi]
+pub fn sink_constants() -> Vec<String> {
+    CONSTANTS.iter().map(|k| k.to_string()).collect()
+}
 
 /// The keys the writers write, in the order of `js/sink.js`'s named stores (the tests check each
 /// of its cases against this list, through [`sink_keys`]). A key not in this list still goes
@@ -104,7 +172,7 @@ pub(crate) const ENTRIES: usize = 64;
 /// One recorded attribute.
 #[derive(Clone, Copy)]
 struct Entry {
-    /// `key << 2 | kind` (module docs).
+    /// `key << KIND_BITS | kind` (module docs).
     code: u32,
     /// The number of a [`NUMBER`] entry.
     number: f64,
@@ -292,7 +360,7 @@ impl Sink {
             return false;
         }
         *slot = Entry {
-            code: key_index << 2 | kind,
+            code: key_index << KIND_BITS | kind,
             number,
             value,
             name,
@@ -366,6 +434,55 @@ impl Sink {
         }
     }
 
+    /// The JavaScript value of a [`CONSTANT`] entry (`list`: of a [`CONSTANT_LIST`] one), for the
+    /// writes made here when the wrapper cannot make them; null when napi refused.
+    fn constant_value(&self, index: usize, list: bool) -> sys::napi_value {
+        let Some(text) = CONSTANTS.get(index) else {
+            return ptr::null_mut();
+        };
+        let mut string = ptr::null_mut();
+        // SAFETY: live `env`; `text` is valid for `text.len()` bytes of ASCII (valid Latin-1).
+        let status = unsafe {
+            sys::napi_create_string_latin1(
+                self.env,
+                text.as_ptr().cast(),
+                text.len() as isize,
+                &mut string,
+            )
+        };
+        if status != sys::Status::napi_ok || !list {
+            return if status == sys::Status::napi_ok {
+                string
+            } else {
+                ptr::null_mut()
+            };
+        }
+        let mut array = ptr::null_mut();
+        let descriptor = sys::napi_property_descriptor {
+            utf8name: c"0".as_ptr(),
+            name: ptr::null_mut(),
+            method: None,
+            getter: None,
+            setter: None,
+            value: string,
+            attributes: super::DATA_PROPERTY,
+            data: ptr::null_mut(),
+        };
+        // SAFETY: live `env`, valid out-pointers; `array` is the array made here, the descriptor
+        // names a NUL-terminated index and holds a string made above (defined as an own data
+        // property, as an array literal has it: no setter of `Array.prototype` runs).
+        let ok = unsafe {
+            sys::napi_create_array_with_length(self.env, 1, &mut array) == sys::Status::napi_ok
+                && sys::napi_define_properties(self.env, array, 1, &descriptor)
+                    == sys::Status::napi_ok
+        };
+        if ok {
+            array
+        } else {
+            ptr::null_mut()
+        }
+    }
+
     /// Writes one entry into the attribute map `object`.
     fn write_directly(
         &self,
@@ -373,13 +490,19 @@ impl Sink {
         entry: &Entry,
         set: &impl Fn(&str, sys::napi_value) -> u32,
     ) -> u32 {
-        let key_index = (entry.code >> 2) as usize;
+        let key_index = (entry.code >> KIND_BITS) as usize;
         let mut value = entry.value;
-        match entry.code & 3 {
+        match entry.code & ((1 << KIND_BITS) - 1) {
             VALUE => {}
             NUMBER => {
                 // SAFETY: live `env` of the current call, valid out-pointer.
                 unsafe { sys::napi_create_double(self.env, entry.number, &mut value) };
+            }
+            kind @ (CONSTANT | CONSTANT_LIST) => {
+                value = self.constant_value(entry.number as usize, kind == CONSTANT_LIST);
+                if value.is_null() {
+                    return super::WRITE_FAILED;
+                }
             }
             kind => {
                 // SAFETY: as above.
@@ -405,6 +528,35 @@ impl Sink {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_constant_is_found_and_others_are_not() {
+        for (i, c) in CONSTANTS.iter().enumerate() {
+            assert_eq!(constant(c), Some(i as u32), "{c}");
+            assert!(c.len() <= CONSTANT_MAX_LEN, "{c}: raise CONSTANT_MAX_LEN");
+            assert!(c.is_ascii(), "{c}");
+        }
+        assert_eq!(
+            CONSTANTS.iter().map(|c| c.len()).max(),
+            Some(CONSTANT_MAX_LEN),
+            "CONSTANT_MAX_LEN is the longest"
+        );
+        for other in [
+            "",
+            "Chat",
+            "chat ",
+            "stop\0",
+            "gcp.gemini.x",
+            "a".repeat(400).as_str(),
+        ] {
+            assert_eq!(constant(other), None, "{other:?}");
+        }
+        let mut seen = std::collections::HashSet::new();
+        assert!(
+            CONSTANTS.iter().all(|c| seen.insert(*c)),
+            "a constant is listed twice"
+        );
+    }
 
     #[test]
     fn every_key_has_one_code_and_unknown_keys_have_none() {
