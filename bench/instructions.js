@@ -2,12 +2,16 @@
 "use strict"
 // Instructions per corpus model span (BENCHMARKS.md, "Issue 9c: instruction counts"): maps the 37
 // model spans of the real Genkit corpus N times with one GenkitForMaple, each on a fresh copy of
-// its attribute map; `copy` only copies. Run under callgrind for N = 10 and N = 110 and divide the
-// difference of the totals by 3,700 (start-up, JIT warm-up and the price data's load cancel out):
-//   valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.%p node --single-threaded bench/instructions.js complete 110
-// With `<size> <ascii|multi>` after N, one synthetic model span of bench/synth.js instead (the
-// difference divided by the span count of the two runs; 1 KB: N = 1000 and 6000, 10 KB: 300 and
-// 1300, 1 MB: 3 and 13, 5 MB: 2 and 6). `--root <checkout>` measures another build.
+// its attribute map; `copy` only copies. Run under callgrind for two N and divide the difference
+// of the totals by the spans between them (start-up, JIT warm-up and the price data's load cancel
+// out), e.g. N = 60 and 260 for the corpus (7,400 spans between them):
+//   valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.%p node --single-threaded bench/instructions.js complete 260
+// Both N past warm-up: V8 optimizes the wrapper's larger functions (complete mode's `mapComplete`,
+// the sink's `flush`) only after a thousand calls or more, and a smaller first N counts their
+// compilation as a per-span cost (BENCHMARKS.md "Stop 22": N = 10 / 60 put 38k instructions of
+// TurboFan into complete mode's corpus figure). With `<size> <ascii|multi>` after N, one synthetic
+// model span of bench/synth.js instead (1 KB: N = 6000 and 16000, 10 KB: 1300 and 3300, 1 MB: 3
+// and 13, 5 MB: 2 and 6). `--root <checkout>` measures another build.
 // Usage: node bench/instructions.js <reference|complete|copy> <N> [<size> <ascii|multi>] [--root <checkout>]
 const path = require("node:path")
 const argv = process.argv.slice(2)

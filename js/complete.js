@@ -107,9 +107,14 @@ function mapComplete(mapper, native, span, attrs, subtype, guard) {
   const endNanos = endSeconds === undefined ? undefined : num(end[1])
   const traceId = str(ctx?.traceId)
   const spanId = str(ctx?.spanId)
+  // Read once, here (a getter is never called twice; one that throws costs only what derives
+  // from its value), as the reference path reads them (js/processor.js mapModelNative).
+  const input = js.read(attrs, "genkit:input")
+  const output = js.read(attrs, "genkit:output")
+  const threw = (input === js.THREW ? 1 : 0) | (output === js.THREW ? 2 : 0)
   // A direct call (not a spread of an argument array): this runs for every model and tool span.
   let out = sink.take()
-  let result = mapper.mapSpan(attrs, subtype, name, status, type, stack, traceId, spanId, parent, endSeconds, endNanos, out.codes, out.values)
+  let result = mapper.mapSpan(attrs, threw & 1 ? undefined : input, threw & 2 ? undefined : output, threw, subtype, name, status, type, stack, traceId, spanId, parent, endSeconds, endNanos, out.codes, out.values)
   result |= sink.flush(attrs, out, (result & (P.NEEDS_JS | P.PANIC)) !== 0)
   // The mapper keeps tool call id state (native TOOL_CALL_STATE): passed on to the processor.
   let state = result & native.TOOL_CALL_STATE
@@ -121,13 +126,16 @@ function mapComplete(mapper, native, span, attrs, subtype, guard) {
     if (result & P.OUT_OF_MEMORY) return flags | state | panic | guarded(attrs, guard, js.mapSpanJs)
     let copy
     try {
-      copy = { "genkit:input": normaliseJson(attrs["genkit:input"]), "genkit:output": normaliseJson(attrs["genkit:output"]) }
+      copy = { "genkit:input": threw & 1 ? undefined : normaliseJson(input), "genkit:output": threw & 2 ? undefined : normaliseJson(output) }
     } catch {
       copy = undefined // nesting deeper than V8's JSON.stringify can write
     }
     // What the core writes goes through the sink into attrs, in its order.
     out = sink.take()
-    result = copy === undefined ? P.NEEDS_JS : mapper.mapSpan(copy, subtype, name, status, type, stack, traceId, spanId, parent, endSeconds, endNanos, out.codes, out.values)
+    result =
+      copy === undefined
+        ? P.NEEDS_JS
+        : mapper.mapSpan(copy, copy["genkit:input"], copy["genkit:output"], threw, subtype, name, status, type, stack, traceId, spanId, parent, endSeconds, endNanos, out.codes, out.values)
     result |= sink.flush(attrs, out, (result & (P.NEEDS_JS | P.PANIC)) !== 0)
     state |= result & native.TOOL_CALL_STATE
     if (result & (P.NEEDS_JS | P.PANIC)) {

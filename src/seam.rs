@@ -136,27 +136,19 @@ enum Got {
     OutOfMemory,
 }
 
-/// Reads property `key` of the attribute map into `buf` as UTF-8 when it is a string, lone
-/// surrogates replaced by U+FFFD. `Absent` for other types; `Threw` when a getter threw (the
-/// exception is cleared); `TooLarge` above the hand-off size, `OutOfMemory` when a buffer cannot
-/// be had: every buffer is reserved fallibly and exactly (README, Robustness: memory policy).
-fn read_lossy(call: &Call, key: &CStr, buf: &mut String) -> Got {
+/// Reads `value` (`genkit:input` or `genkit:output`, as the wrapper read it from the attribute
+/// map: its getter ran once, there) into `buf` as UTF-8 when it is a string, lone surrogates
+/// replaced by U+FFFD. `Threw` when the wrapper says its getter threw; `Absent` for other types;
+/// `TooLarge` above the hand-off size, `OutOfMemory` when a buffer cannot be had: every buffer is
+/// reserved fallibly and exactly (README, Robustness: memory policy).
+fn read_lossy(call: &Call, value: Option<sys::napi_value>, threw: bool, buf: &mut String) -> Got {
     buf.clear();
-    let mut value = ptr::null_mut();
-    // SAFETY: `env` and `object` are the live handles of the current napi call; `key` is
-    // NUL-terminated; `value` is a valid out-pointer.
-    let status =
-        unsafe { sys::napi_get_named_property(call.env, call.object, key.as_ptr(), &mut value) };
-    if status != sys::Status::napi_ok {
-        let mut pending = false;
-        // SAFETY: live `env`, valid out-pointer.
-        unsafe { sys::napi_is_exception_pending(call.env, &mut pending) };
-        if pending {
-            call.clear_exception();
-            return Got::Threw;
-        }
-        return Got::Absent;
+    if threw {
+        return Got::Threw;
     }
+    let Some(value) = value else {
+        return Got::Absent;
+    };
     // The processor's reader (lib.rs `Call::read_string`: Latin-1 for ASCII, a reused UTF-16
     // buffer otherwise); a string with a lone surrogate is read again, lossily.
     match call.read_string(value, buf) {
@@ -400,8 +392,11 @@ impl Mapper {
         })
     }
 
-    /// Maps one ended span in place. `attributes` is the span's attribute map (`genkit:input` and
-    /// `genkit:output` are read from it); the other arguments are the span's subtype, `genkit:name`
+    /// Maps one ended span in place. `attributes` is the span's attribute map, where the
+    /// attributes are written; `input` and `output` are its `genkit:input` and `genkit:output` as
+    /// the caller read them (once: a getter is never called twice), `threw` says whose getter
+    /// threw (bit 1 input, bit 2 output: that value is treated as unreadable, as the reference
+    /// path treats it); the other arguments are the span's subtype, `genkit:name`
     /// (as `String()` gives it), status code, the `exception.type` / `exception.stacktrace` of
     /// its exception event, its trace, span and parent span ids (hex), and its end time as the two
     /// numbers of its HrTime (`span.endTime`: seconds, nanoseconds; rule 2 prices the call at that
@@ -416,6 +411,9 @@ impl Mapper {
         &self,
         env: Env,
         attributes: Object<'_>,
+        input: Option<Unknown<'_>>,
+        output: Option<Unknown<'_>>,
+        threw: u32,
         subtype: Unknown<'_>,
         name: Option<Unknown<'_>>,
         status: u32,
@@ -459,8 +457,10 @@ impl Mapper {
             let span_id = hex_arg::<8>(call.env, span_id.map(|v| v.raw()));
             let parent_span_id = hex_arg::<8>(call.env, parent_span_id.map(|v| v.raw()));
             with_buffers(|input_buf, output_buf| {
-                let got_input = read_lossy(&call, c"genkit:input", input_buf);
-                let got_output = read_lossy(&call, c"genkit:output", output_buf);
+                let got_input =
+                    read_lossy(&call, input.map(|v| v.raw()), threw & 1 != 0, input_buf);
+                let got_output =
+                    read_lossy(&call, output.map(|v| v.raw()), threw & 2 != 0, output_buf);
                 for got in [&got_input, &got_output] {
                     match got {
                         // The JavaScript side maps the span (its reference mapping: the value is
