@@ -11,7 +11,7 @@ const { spawnSync } = require("node:child_process")
 const path = require("node:path")
 const native = require("../binding.js")
 const { GenkitForMaple } = require("..")
-const { newMapper } = require("../js/processor")
+const { newMapper, loadNative } = require("../js/processor")
 const { resolveOptions } = require("../js/options")
 const sink = require("../js/sink")
 const { P } = require("../js/mapping")
@@ -92,11 +92,15 @@ test("flush: every value kind, a key by name, discard, and the sink lets go of t
   assert.equal(again.values[0], undefined)
 })
 
-test("js/sink.js holds src/sink.rs's constants in its order, and writes each as a string and as a new one-element list", () => {
-  assert.deepEqual([...sink.CONSTANTS], native.sinkConstants())
-  assert.ok(sink.CONSTANTS.includes("chat") && sink.CONSTANTS.includes("stop"))
+test("js/sink.js takes src/sink.rs's constants when the binding loads, and writes each as a string and as a new one-element list", () => {
+  assert.equal(loadNative(), native)
+  const CONSTANTS = sink.constants()
+  assert.deepEqual([...CONSTANTS], native.sinkConstants())
+  assert.ok(CONSTANTS.includes("chat") && CONSTANTS.includes("stop") && CONSTANTS.includes("gcp.gemini"))
+  assert.throws(() => sink.useConstants(["chat", 1]), TypeError)
+  assert.equal(sink.constants(), CONSTANTS, "a bad table is refused, the one in use kept")
   const lists = []
-  for (const [i, text] of sink.CONSTANTS.entries()) {
+  for (const [i, text] of CONSTANTS.entries()) {
     const out = sink.take()
     out.codes[0] = 2
     out.codes[1] = code("gen_ai.operation.name", 4)
@@ -116,7 +120,7 @@ test("js/sink.js holds src/sink.rs's constants in its order, and writes each as 
   out.codes[2] = 0
   const b = {}
   sink.flush(b, out, false)
-  assert.deepEqual(b["gen_ai.response.finish_reasons"], [sink.CONSTANTS[0]])
+  assert.deepEqual(b["gen_ai.response.finish_reasons"], [CONSTANTS[0]])
 })
 
 test("the binding's constants reach the span as the same values, sink or not, in both modes", () => {

@@ -11,25 +11,28 @@
 // compilation as a per-span cost (BENCHMARKS.md "Stop 22": N = 10 / 60 put 38k instructions of
 // TurboFan into complete mode's corpus figure). With `<size> <ascii|multi>` after N, one synthetic
 // model span of bench/synth.js instead (1 KB: N = 6000 and 16000, 10 KB: 1300 and 3300, 1 MB: 3
-// and 13, 5 MB: 2 and 6). `--root <checkout>` measures another build.
-// Usage: node bench/instructions.js <reference|complete|copy> <N> [<size> <ascii|multi>] [--root <checkout>]
+// and 13, 5 MB: 2 and 6). `--root <checkout>` measures another build; `--subtype tool` the
+// corpus's tool spans (or flow spans, ...) instead of its model spans.
+// Usage: node bench/instructions.js <reference|complete|copy> <N> [<size> <ascii|multi>] [--root <checkout>] [--subtype <subtype>]
 const path = require("node:path")
 const argv = process.argv.slice(2)
 const rootAt = argv.indexOf("--root")
 const root = rootAt >= 0 ? path.resolve(argv.splice(rootAt, 2)[1]) : path.join(__dirname, "..")
+const subtypeAt = argv.indexOf("--subtype")
+const subtype = subtypeAt >= 0 ? argv.splice(subtypeAt, 2)[1] : "model"
 const { GenkitForMaple } = require(root)
 const { load } = require(path.join(__dirname, "..", "__test__", "helpers", "fixtures.js"))
 const { modelSpan } = require(path.join(__dirname, "synth.js"))
 
 const [mode, n, size, script] = [argv[0], Number(argv[1]), Number(argv[2]), argv[3]]
 if (!["reference", "complete", "copy"].includes(mode) || !(n > 0) || (argv.length > 2 && !(size > 0 && ["ascii", "multi"].includes(script)))) {
-  console.error("usage: node bench/instructions.js <reference|complete|copy> <N> [<size> <ascii|multi>] [--root <checkout>]")
+  console.error("usage: node bench/instructions.js <reference|complete|copy> <N> [<size> <ascii|multi>] [--root <checkout>] [--subtype <subtype>]")
   process.exit(2)
 }
 const rows =
   argv.length > 2
     ? [{ name: "m", attributes: modelSpan(size, script) }]
-    : load("genkit-1.42-spans.jsonl").filter((r) => r.attributes["genkit:metadata:subtype"] === "model")
+    : load("genkit-1.42-spans.jsonl").filter((r) => r.attributes["genkit:metadata:subtype"] === subtype)
 const entries = rows.map((r) => Object.entries(r.attributes))
 const ctx = { traceId: "0".repeat(32), spanId: "0".repeat(16), traceFlags: 1 }
 const shells = rows.map((s) => ({

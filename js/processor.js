@@ -28,8 +28,15 @@ let nativeWarned = false
 function loadNative() {
   if (native !== undefined || nativeError !== undefined) return native
   const result = require("./load").loadBinding()
-  if (result.binding !== undefined) native = result.binding
-  else nativeError = result
+  if (result.binding !== undefined) {
+    try {
+      // The attribute sink's table of constants is the binding's own (src/sink.rs CONSTANTS).
+      sink.useConstants(result.binding.sinkConstants())
+      native = result.binding
+    } catch (error) {
+      nativeError = { error } // a binding that cannot give its table is not used
+    }
+  } else nativeError = result
   return native
 }
 

@@ -15,40 +15,22 @@ const ENTRIES = 64
 const KIND_BITS = 3
 
 /**
- * Strings the binding names by their index instead of making them (src/sink.rs `CONSTANTS`, in
- * its order: the tests check it against the binding's `sinkConstants()`).
+ * Strings the binding names by their index instead of making them (src/sink.rs `CONSTANTS`): the
+ * binding's own table, handed over by `useConstants` when it loads (js/processor.js), so the two
+ * cannot differ.
  */
-const CONSTANTS = Object.freeze([
-  "chat",
-  "invoke_agent",
-  "execute_tool",
-  "stop",
-  "length",
-  "tool_call",
-  "content_filter",
-  "error",
-  "unknown",
-  "blocked",
-  "other",
-  "interrupted",
-  "gcp.gemini",
-  "gcp.vertex_ai",
-  "openai",
-  "anthropic",
-  "deepseek",
-  "x_ai",
-  "mistral_ai",
-  "groq",
-  "cohere",
-  "perplexity",
-  "openrouter",
-  "aws.bedrock",
-  "azure.ai.openai",
-  "azure.ai.inference",
-  "ibm.watsonx.ai",
-  "googleai",
-  "vertexai",
-])
+let CONSTANTS = Object.freeze([])
+
+/** Takes the binding's table (`sinkConstants()`); throws a TypeError for anything but strings. */
+function useConstants(list) {
+  if (!Array.isArray(list) || !list.every((c) => typeof c === "string")) throw new TypeError("the binding's sink constants are not a list of strings")
+  CONSTANTS = Object.freeze([...list])
+}
+
+/** The table in use. */
+function constants() {
+  return CONSTANTS
+}
 
 /**
  * The value of entry `i` of kind `kind` other than 0 (src/sink.rs, Layout): 1 its number, 2
@@ -174,4 +156,4 @@ function flush(attrs, sink, discard) {
   return flags
 }
 
-module.exports = { take, write, flush, CONSTANTS, KIND_BITS }
+module.exports = { take, write, flush, useConstants, constants, KIND_BITS }

@@ -55,11 +55,12 @@ const KIND_BITS: u32 = 3;
 const _: () = assert!(CONSTANT_LIST < 1 << KIND_BITS);
 const _: () = assert!(((KEYS.len() as u64 + 1) << KIND_BITS) < 1 << 31);
 
-/// Values the writers write on most spans, as the wrapper's table holds them (`js/sink.js`
-/// `CONSTANTS`, in this order: the tests check it against [`sink_constants`]): operation names
-/// (seed 000), the semconv finish reasons and Genkit's own (seed 000 copies Genkit's), and the
-/// provider names of complete mode's table (`core::complete::provider_name`). A string not listed
-/// is sent as a value; the list only makes the common ones cheaper.
+/// Values the writers write on most spans, named by their index ([`CONSTANT`],
+/// [`CONSTANT_LIST`]): operation names (seed 000), the semconv finish reasons and Genkit's own
+/// (seed 000 copies Genkit's), and the provider names of complete mode's table
+/// (`core::complete::provider_name`). The wrapper takes this very table from [`sink_constants`]
+/// when it loads the binding (`js/sink.js` `useConstants`), so the two cannot differ. A string
+/// not listed is sent as a value; the list only makes the common ones cheaper.
 pub const CONSTANTS: &[&str] = &[
     "chat",
     "invoke_agent",
@@ -103,7 +104,7 @@ pub(crate) fn constant(text: &str) -> Option<u32> {
     CONSTANTS.iter().position(|c| *c == text).map(|i| i as u32)
 }
 
-/// [`CONSTANTS`], for the test that checks `js/sink.js` holds the same table.
+/// [`CONSTANTS`], for the wrapper's sink (`js/sink.js` `useConstants`, when the binding loads).
 #[napi]
 pub fn sink_constants() -> Vec<String> {
     CONSTANTS.iter().map(|k| k.to_string()).collect()
