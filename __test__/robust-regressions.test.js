@@ -140,3 +140,44 @@ test("a genkit:name that cannot become a string omits only the name attributes",
   }
   assert.equal(mapSpanJs({ "genkit:name": bad[0], "genkit:metadata:subtype": "model" }) & 64, 64, "ATTRIBUTE_TYPE flag")
 })
+
+// Kind: a list the binding makes (finish reasons, stop sequences), with an index setter on
+// Array.prototype (prototype pollution): complete mode set its elements, so the setter took them
+// and the span got an empty list (the review of stop 22). Every list is now defined element by
+// element, as an array literal is, in both modes and with or without a constant.
+test("an index setter on Array.prototype never takes an element of a list the binding writes", () => {
+  const lists = {
+    one: '{"message":{"role":"model","content":[{"text":"x"}]},"finishReason":"stop"}',
+    other: '{"message":{"role":"model","content":[{"text":"x"}]},"finishReason":"STOP"}',
+    two: '{"candidates":[{"index":0,"message":{"role":"model","content":[{"text":"a"}]},"finishReason":"stop"},{"index":1,"message":{"role":"model","content":[{"text":"b"}]},"finishReason":"length"}]}',
+  }
+  const input = '{"messages":[{"role":"user","content":[{"text":"hi"}]}],"config":{"stopSequences":["END","STOP"]}}'
+  const taken = []
+  Object.defineProperty(Array.prototype, "0", { configurable: true, set: (v) => taken.push(v), get: () => "PROTO" })
+  const got = {}
+  try {
+    for (const mode of ["reference", "complete"]) {
+      const p = new GenkitForMaple({ mode })
+      for (const [name, output] of Object.entries(lists)) {
+        const a = { "genkit:name": "openai/gpt-4o", "genkit:metadata:subtype": "model", "genkit:input": input, "genkit:output": output }
+        p.onEnd({ attributes: a, name: "regression", spanContext: () => ({ traceId: "1".repeat(32), spanId: "2".repeat(16) }) })
+        got[`${mode} ${name}`] = [Object.hasOwn(a["gen_ai.response.finish_reasons"], 0), [...a["gen_ai.response.finish_reasons"]]]
+        if (mode === "complete") got[`${mode} ${name} stop`] = [Object.hasOwn(a["gen_ai.request.stop_sequences"], 0), [...a["gen_ai.request.stop_sequences"]]]
+      }
+    }
+  } finally {
+    delete Array.prototype[0]
+  }
+  assert.deepEqual(taken, [], "the setter was never called")
+  assert.deepEqual(got, {
+    "reference one": [true, ["stop"]],
+    "reference other": [true, ["STOP"]],
+    "reference two": [true, ["stop", "length"]],
+    "complete one": [true, ["stop"]],
+    "complete one stop": [true, ["END", "STOP"]],
+    "complete other": [true, ["STOP"]],
+    "complete other stop": [true, ["END", "STOP"]],
+    "complete two": [true, ["stop", "length"]],
+    "complete two stop": [true, ["END", "STOP"]],
+  })
+})

@@ -493,26 +493,39 @@ impl Call {
         }
         for (i, value) in values.iter().enumerate() {
             let element = self.scalar(value)?;
-            let name = index_name(i);
-            let descriptor = sys::napi_property_descriptor {
-                utf8name: name.as_ptr().cast(),
-                name: ptr::null_mut(),
-                method: None,
-                getter: None,
-                setter: None,
-                value: element,
-                attributes: DATA_PROPERTY,
-                data: ptr::null_mut(),
-            };
-            // SAFETY: `array` was created above in this `env`; the descriptor names a
-            // NUL-terminated index (`name` outlives the call) and holds a value created by napi.
-            let status = unsafe { sys::napi_define_properties(self.env, array, 1, &descriptor) };
-            if !self.ok(status) {
+            if !define_element(self.env, array, i, element) {
+                self.clear_exception();
                 return Err(WRITE_FAILED);
             }
         }
         Ok(array)
     }
+}
+
+/// Defines element `i` of `array` as an own data property holding `value`
+/// (`napi_define_properties`, as an array literal has its elements), so an index setter on
+/// `Array.prototype` is never called; `false` when napi refused (an exception may be pending).
+pub(crate) fn define_element(
+    env: sys::napi_env,
+    array: sys::napi_value,
+    i: usize,
+    value: sys::napi_value,
+) -> bool {
+    let name = index_name(i);
+    let descriptor = sys::napi_property_descriptor {
+        utf8name: name.as_ptr().cast(),
+        name: ptr::null_mut(),
+        method: None,
+        getter: None,
+        setter: None,
+        value,
+        attributes: DATA_PROPERTY,
+        data: ptr::null_mut(),
+    };
+    // SAFETY: `env` is the live environment of the current call, in which the caller made
+    // `array` and `value`; the descriptor names a NUL-terminated index (`name` outlives the
+    // call).
+    unsafe { sys::napi_define_properties(env, array, 1, &descriptor) == sys::Status::napi_ok }
 }
 
 /// The decimal digits of `i`, NUL-terminated, in a stack buffer (an array index as a property

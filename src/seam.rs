@@ -340,11 +340,11 @@ fn js_value(call: &Call, value: &Value<'_>) -> sys::napi_value {
             }
             for (i, item) in items.iter().enumerate() {
                 let element = js_value(call, item);
-                if element.is_null() {
+                // Defined, not set: an index setter on `Array.prototype` never takes an element.
+                if element.is_null() || !super::define_element(call.env, out, i, element) {
+                    call.clear_exception();
                     return ptr::null_mut();
                 }
-                // SAFETY: `out` and `element` were created in this `env`.
-                unsafe { sys::napi_set_element(call.env, out, i as u32, element) };
             }
             sys::Status::napi_ok
         }

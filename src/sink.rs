@@ -459,29 +459,17 @@ impl Sink {
             };
         }
         let mut array = ptr::null_mut();
-        let descriptor = sys::napi_property_descriptor {
-            utf8name: c"0".as_ptr(),
-            name: ptr::null_mut(),
-            method: None,
-            getter: None,
-            setter: None,
-            value: string,
-            attributes: super::DATA_PROPERTY,
-            data: ptr::null_mut(),
-        };
-        // SAFETY: live `env`, valid out-pointers; `array` is the array made here, the descriptor
-        // names a NUL-terminated index and holds a string made above (defined as an own data
-        // property, as an array literal has it: no setter of `Array.prototype` runs).
-        let ok = unsafe {
-            sys::napi_create_array_with_length(self.env, 1, &mut array) == sys::Status::napi_ok
-                && sys::napi_define_properties(self.env, array, 1, &descriptor)
-                    == sys::Status::napi_ok
-        };
-        if ok {
-            array
-        } else {
-            ptr::null_mut()
+        // SAFETY: live `env`, valid out-pointer.
+        let made = unsafe { sys::napi_create_array_with_length(self.env, 1, &mut array) };
+        // Element 0 defined as an own data property, as an array literal has it: no setter of
+        // `Array.prototype` runs.
+        if made == sys::Status::napi_ok && super::define_element(self.env, array, 0, string) {
+            return array;
         }
+        let mut error = ptr::null_mut();
+        // SAFETY: live `env`, valid out-pointer; a no-op when no exception is pending.
+        unsafe { sys::napi_get_and_clear_last_exception(self.env, &mut error) };
+        ptr::null_mut()
     }
 
     /// Writes one entry into the attribute map `object`.

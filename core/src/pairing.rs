@@ -60,7 +60,9 @@ pub struct ToolRequest<'a> {
 }
 
 /// The tool requests of the answer Genkit acts on: `message` when the plugin reports it at the top
-/// level, else the first candidate's message (Genkit runs the tools of that one only).
+/// level, else the first candidate's message (Genkit runs the tools of that one only); none when
+/// `message` is there but not an object (nor `null`, nor falsy), as complete mode's output
+/// messages have none then.
 pub fn tool_requests<'r, 'a>(
     response: &'r GenerateResponse<'a>,
 ) -> impl Iterator<Item = ToolRequest<'a>> + 'r {
@@ -75,6 +77,10 @@ pub(crate) fn tool_requests_in<'r, 'a>(
 ) -> impl Iterator<Item = ToolRequest<'a>> + 'r {
     let message: Option<&'r Message<'a>> = match (message, candidates) {
         (Some(Shape::Object(m)), _) => Some(m),
+        // A `message` that is there but not an object (a string, an array): the answer is
+        // malformed, and complete mode writes no output message for it either; its candidates
+        // are not the answer Genkit acted on.
+        (Some(Shape::Other { truthy: true }), _) => None,
         (_, Some(ArrayShape::Array(candidates))) => match candidates.first() {
             Some(Shape::Object(c)) => match &c.message {
                 Some(Shape::Object(m)) => Some(m),

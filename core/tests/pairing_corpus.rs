@@ -377,3 +377,95 @@ fn the_seam_pairs_every_corpus_as_the_state_fed_directly_does() {
         assert_eq!(seam_ids(file), direct, "{file}");
     }
 }
+
+/// The tool call id a tool span `getWeather({"city":"Paris"})` gets through the seam (complete
+/// mode) after a model span under the same parent answered `output`.
+fn id_after(output: &str) -> Option<String> {
+    use genkit_for_maple_core::span::{Mapper, Mode, Options, SpanInput, Value as V};
+    let mut mapper = Mapper::new(Options {
+        mode: Mode::Complete,
+        ..Options::default()
+    });
+    let (trace, parent) = ([7u8; 16], Some([1u8; 8]));
+    mapper.map(&SpanInput {
+        subtype: Some("model"),
+        name: Some("openai/gpt-4o"),
+        output: Some(output),
+        trace_id: Some(trace),
+        span_id: Some([2u8; 8]),
+        parent_span_id: parent,
+        ..SpanInput::default()
+    });
+    let mapped = mapper.map(&SpanInput {
+        subtype: Some("tool"),
+        name: Some("getWeather"),
+        input: Some(r#"{"city":"Paris"}"#),
+        output: Some("\"sunny\""),
+        trace_id: Some(trace),
+        span_id: Some([3u8; 8]),
+        parent_span_id: parent,
+        ..SpanInput::default()
+    });
+    let id = mapped
+        .attributes
+        .iter()
+        .find(|(k, _)| *k == "gen_ai.tool.call.id");
+    id.map(|(_, v)| match v {
+        V::Str(s) => s.to_string(),
+        other => panic!("not a string: {other:?}"),
+    })
+}
+
+/// The answer forms the one parse of complete mode reads for rule 5, each paired as its output
+/// messages show it: the top-level message, the first candidate's, key and value escapes (the
+/// parse unescapes them; a text search for `"toolRequest"` would not), and none for an answer
+/// whose `message` is not an object (complete mode writes no output message for it either).
+#[test]
+fn every_answer_form_pairs_as_its_output_messages_show_it() {
+    let request = r#"{"toolRequest":{"name":"getWeather","ref":"r1","input":{"city":"Paris"}}}"#;
+    let escaped = r#"{"tool\u0052equest":{"n\u0061me":"get\u0057eather","ref":"r\u0031","input":{"city":"Pa\u0072is"}}}"#;
+    let message = |part: &str| format!(r#"{{"role":"model","content":[{part}]}}"#);
+    let cases = [
+        (format!(r#"{{"message":{}}}"#, message(request)), Some("r1")),
+        (
+            format!(
+                r#"{{"candidates":[{{"index":0,"message":{}}}]}}"#,
+                message(request)
+            ),
+            Some("r1"),
+        ),
+        (
+            format!(
+                r#"{{"message":null,"candidates":[{{"message":{}}}]}}"#,
+                message(request)
+            ),
+            Some("r1"),
+        ),
+        (format!(r#"{{"message":{}}}"#, message(escaped)), Some("r1")),
+        // The second candidate is not the answer Genkit acts on.
+        (
+            format!(
+                r#"{{"candidates":[{{"message":{{"role":"model","content":[]}}}},{{"message":{}}}]}}"#,
+                message(request)
+            ),
+            None,
+        ),
+        (
+            format!(
+                r#"{{"message":"hi","candidates":[{{"message":{}}}]}}"#,
+                message(request)
+            ),
+            None,
+        ),
+        (
+            format!(
+                r#"{{"message":[1],"candidates":[{{"message":{}}}]}}"#,
+                message(request)
+            ),
+            None,
+        ),
+    ];
+    for (output, want) in &cases {
+        assert_eq!(id_after(output).as_deref(), *want, "{output}");
+    }
+}
