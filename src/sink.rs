@@ -339,17 +339,9 @@ impl Sink {
         };
         let mut name = ptr::null_mut();
         if key_index == 0 {
-            // SAFETY: live `env`; `key` is valid for `key.len()` bytes (the writers' keys are
-            // ASCII, valid Latin-1).
-            let status = unsafe {
-                sys::napi_create_string_latin1(
-                    self.env,
-                    key.as_ptr().cast(),
-                    key.len() as isize,
-                    &mut name,
-                )
-            };
-            if status != sys::Status::napi_ok || !self.push_value(name) {
+            // The writers' keys are ASCII, valid Latin-1.
+            name = self.latin1(key);
+            if name.is_null() || !self.push_value(name) {
                 return false;
             }
         }
@@ -435,28 +427,35 @@ impl Sink {
         }
     }
 
+    /// A JavaScript string of the Latin-1 bytes `text`; null when napi refused.
+    fn latin1(&self, text: &[u8]) -> sys::napi_value {
+        let mut out = ptr::null_mut();
+        // SAFETY: live `env` of the current call; `text` is valid for `text.len()` bytes; a valid
+        // out-pointer (left null when napi refuses).
+        let status = unsafe {
+            sys::napi_create_string_latin1(
+                self.env,
+                text.as_ptr().cast(),
+                text.len() as isize,
+                &mut out,
+            )
+        };
+        if status == sys::Status::napi_ok {
+            out
+        } else {
+            ptr::null_mut()
+        }
+    }
+
     /// The JavaScript value of a [`CONSTANT`] entry (`list`: of a [`CONSTANT_LIST`] one), for the
     /// writes made here when the wrapper cannot make them; null when napi refused.
     fn constant_value(&self, index: usize, list: bool) -> sys::napi_value {
         let Some(text) = CONSTANTS.get(index) else {
             return ptr::null_mut();
         };
-        let mut string = ptr::null_mut();
-        // SAFETY: live `env`; `text` is valid for `text.len()` bytes of ASCII (valid Latin-1).
-        let status = unsafe {
-            sys::napi_create_string_latin1(
-                self.env,
-                text.as_ptr().cast(),
-                text.len() as isize,
-                &mut string,
-            )
-        };
-        if status != sys::Status::napi_ok || !list {
-            return if status == sys::Status::napi_ok {
-                string
-            } else {
-                ptr::null_mut()
-            };
+        let string = self.latin1(text.as_bytes());
+        if string.is_null() || !list {
+            return string;
         }
         let mut array = ptr::null_mut();
         // SAFETY: live `env`, valid out-pointer.
