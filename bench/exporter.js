@@ -161,37 +161,26 @@ async function run({ processors, exporter }, w, rx, { BasicTracerProvider, Batch
   const clock = native.benchThreadCpuNs
   // Main-thread time, and the part of it inside the exporter (export(), the continuation that
   // hands the bytes over), wherever that runs: the BatchSpanProcessor calls export() from inside
-  // span.end() when a batch fills. A call nested in a timed one of the same kind is counted once.
-  let main = 0
-  let inExporter = 0
-  let depth = 0
-  let exporterDepth = 0
-  const timed = (fn) =>
-    function (...args) {
-      if (depth > 0) return fn.apply(this, args)
-      depth++
-      const t = clock()
-      try {
-        return fn.apply(this, args)
-      } finally {
-        main += clock() - t
-        depth--
+  // span.end() when a batch fills. Each clock counts a call nested in one it times once.
+  const clocked = () => {
+    const c = { ns: 0, depth: 0 }
+    c.wrap = (fn) =>
+      function (...args) {
+        if (c.depth > 0) return fn.apply(this, args)
+        c.depth++
+        const t = clock()
+        try {
+          return fn.apply(this, args)
+        } finally {
+          c.ns += clock() - t
+          c.depth--
+        }
       }
-    }
-  const exporterPart = (fn) => {
-    const outer = timed(fn)
-    return function (...args) {
-      if (exporterDepth > 0) return outer.apply(this, args)
-      exporterDepth++
-      const t = clock()
-      try {
-        return outer.apply(this, args)
-      } finally {
-        inExporter += clock() - t
-        exporterDepth--
-      }
-    }
+    return c
   }
+  const main = clocked()
+  const inExporter = clocked()
+  const exporterPart = (fn) => inExporter.wrap(main.wrap(fn))
   exporter.export = exporterPart(exporter.export)
   if (exporter instanceof Native) {
     exporter._sendCounted = exporterPart(exporter._sendCounted)
@@ -209,7 +198,7 @@ async function run({ processors, exporter }, w, rx, { BasicTracerProvider, Batch
     const span = tracer.startSpan("span")
     span.setAttributes(w.rows[i % w.rows.length])
     creation += clock() - t
-    timed(() => span.end())()
+    main.wrap(() => span.end())()
     // Let the exports run as they would in an app that does other work between spans.
     if (i % 64 === 63) await new Promise((r) => setImmediate(r))
   }
@@ -219,9 +208,9 @@ async function run({ processors, exporter }, w, rx, { BasicTracerProvider, Batch
   const after = await rx.stats()
   const n = w.count
   return {
-    main: main / 1e3 / n,
-    processors: (main - inExporter) / 1e3 / n,
-    exporter: inExporter / 1e3 / n,
+    main: main.ns / 1e3 / n,
+    processors: (main.ns - inExporter.ns) / 1e3 / n,
+    exporter: inExporter.ns / 1e3 / n,
     cpu: (cpu.user + cpu.system - creation / 1e3) / n,
     wire: (after.bytes - before.bytes) / n,
     requests: after.requests - before.requests,
