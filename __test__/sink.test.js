@@ -92,6 +92,124 @@ test("flush: every value kind, a key by name, discard, and the sink lets go of t
   assert.equal(again.values[0], undefined)
 })
 
+test("flush: SLICE values are consecutive ranges of the one text, wherever the text's element is; discard still consumes it", () => {
+  const out = sink.take()
+  const text = "chat" + "y".repeat(40) + "googleai/gemini-2.5-flash"
+  const codes = [
+    [(0 << sink.KIND_BITS) | 0, 0], // values[0] = values[1] (a key by name before the text)
+    [code("gen_ai.operation.name", sink.SLICE), 4], // values[2] is the text: [0, 4)
+    [code("gen_ai.usage.input_tokens", 1), 7],
+    [code("gen_ai.input.messages", sink.SLICE), 44], // [4, 44)
+    [code("gen_ai.output.messages", 0), 0], // = values[3]
+    [code("gen_ai.request.model", sink.SLICE), text.length], // [44, end)
+    [code("gen_ai.system_instructions", sink.SLICE), text.length], // empty
+  ]
+  out.codes[0] = codes.length
+  codes.forEach(([c, n], i) => {
+    out.codes[1 + 2 * i] = c
+    out.codes[2 + 2 * i] = n
+  })
+  out.values[0] = "x.custom.key"
+  out.values[1] = 1.5
+  out.values[2] = text
+  out.values[3] = "ünïcode"
+  const a = {}
+  assert.equal(sink.flush(a, out, false), 0)
+  assert.deepEqual(entries(a), [
+    ["x.custom.key", 1.5],
+    ["gen_ai.operation.name", "chat"],
+    ["gen_ai.usage.input_tokens", 7],
+    ["gen_ai.input.messages", "y".repeat(40)],
+    ["gen_ai.output.messages", "ünïcode"],
+    ["gen_ai.request.model", "googleai/gemini-2.5-flash"],
+    ["gen_ai.system_instructions", ""],
+  ])
+  assert.deepEqual(out.values.slice(0, 4), [undefined, undefined, undefined, undefined], "the sink keeps no value of the span")
+  // String.prototype.slice replaced after load: the sink still takes its ranges with the original.
+  const again = sink.take()
+  again.codes[0] = 2
+  again.codes[1] = code("gen_ai.operation.name", sink.SLICE)
+  again.codes[2] = 4
+  again.codes[3] = code("gen_ai.output.messages", 0)
+  again.values[0] = text
+  again.values[1] = "kept"
+  const original = String.prototype.slice
+  String.prototype.slice = () => "polluted"
+  try {
+    const b = {}
+    assert.equal(sink.flush(b, again, false), 0)
+    assert.deepEqual(entries(b), [["gen_ai.operation.name", "chat"], ["gen_ai.output.messages", "kept"]])
+  } finally {
+    String.prototype.slice = original
+  }
+  // Discarded: the text's element is consumed, so the values after it are where they belong.
+  const third = sink.take()
+  third.codes[0] = 2
+  third.codes[1] = code("gen_ai.operation.name", sink.SLICE)
+  third.codes[2] = 4
+  third.codes[3] = code("gen_ai.output.messages", 0)
+  third.values[0] = text
+  third.values[1] = "after"
+  const c = {}
+  assert.equal(sink.flush(c, third, true), 0)
+  assert.deepEqual(entries(c), [])
+  assert.deepEqual(third.values.slice(0, 2), [undefined, undefined])
+})
+
+test("the binding sends a span's ASCII strings as ranges of one text (SLICE), and writes them itself when that text cannot be set", () => {
+  const reference = new GenkitForMaple({ mode: "reference" })
+  const complete = new GenkitForMaple({ mode: "complete" })
+  for (const row of [...modelRows.slice(0, 4), ...toolRows.slice(0, 3)]) {
+    const isModel = row.attributes["genkit:metadata:subtype"] === "model"
+    const expected = copyOf(row.attributes)
+    reference.onEnd(shell(row, expected))
+    // A sink of the caller's: which kinds the binding recorded.
+    const call = (values) => {
+      const a = copyOf(row.attributes)
+      const codes = new Float64Array(129)
+      let flags
+      if (isModel) {
+        require("../js/mapping").mapModelName(a)
+        flags = native.mapModelSpan(a, a["genkit:input"], a["genkit:output"], false, reference.rules, String.prototype.slice, String.prototype.concat, codes, values)
+      } else {
+        require("../js/mapping").mapToolOperation(a)
+        flags = native.mapToolSpan(a, a["genkit:output"], reference.rules, String.prototype.slice, a["genkit:input"], true, codes, values)
+      }
+      const kinds = Array.from({ length: codes[0] }, (_, i) => codes[1 + 2 * i] & ((1 << sink.KIND_BITS) - 1))
+      flags |= sink.write(a, { codes, values }, false)
+      return { a, flags, kinds }
+    }
+    const plainValues = () => Array.from({ length: 128 }, () => undefined)
+    const got = call(plainValues())
+    assert.equal(got.flags & (P.NEEDS_JS | P.PANIC | P.WRITE_FAILED), 0, row.name)
+    assert.ok(got.kinds.includes(sink.SLICE), `${row.name}: an ASCII string went in as a range`)
+    assert.deepEqual(entries(got.a), entries(expected), row.name)
+    // The text's element refuses a string (a setter of the caller's): every entry is written by
+    // the binding, in order, and codes[0] says there is nothing left for the wrapper.
+    // The text is the one string set into an element the binding set before (to undefined).
+    const refusing = plainValues()
+    for (let i = 0; i < refusing.length; i++) {
+      let stored
+      let sets = 0
+      Object.defineProperty(refusing, i, {
+        get: () => stored,
+        set(v) {
+          if (sets++ === 1 && typeof v === "string") throw new Error("refused")
+          stored = v
+        },
+      })
+    }
+    const direct = call(refusing)
+    assert.equal(direct.flags & (P.NEEDS_JS | P.PANIC | P.WRITE_FAILED), 0, `${row.name}: direct`)
+    assert.deepEqual(direct.kinds, [], `${row.name}: nothing left in codes`)
+    assert.deepEqual(entries(direct.a), entries(expected), `${row.name}: direct`)
+    // Complete mode, sink and all, gives the same attributes as before the change (its own expected).
+    const c = copyOf(row.attributes)
+    complete.onEnd(shell(row, c))
+    assert.ok(Object.keys(c).length > Object.keys(row.attributes).length, `${row.name}: complete mode wrote`)
+  }
+})
+
 test("js/sink.js takes src/sink.rs's constants when the binding loads, and writes each as a string and as a new one-element list", () => {
   assert.equal(loadNative(), native)
   const CONSTANTS = sink.constants()

@@ -14,6 +14,12 @@ const ENTRIES = 64
 /** Bits of a code below its key (src/sink.rs `KIND_BITS`). */
 const KIND_BITS = 3
 
+/** The kind of a value that is a range of the call's one text (src/sink.rs `SLICE`). */
+const SLICE = 6
+
+/** `String.prototype.slice` as it is when this module loads, called on a string. */
+const sliceOf = Function.prototype.call.bind(String.prototype.slice)
+
 /**
  * Strings the binding names by their index instead of making them (src/sink.rs `CONSTANTS`): the
  * binding's own table, handed over by `useConstants` when it loads (js/processor.js), so the two
@@ -117,7 +123,9 @@ function take() {
 }
 
 /**
- * Writes what the binding recorded in `sink` into `attrs`, in the order it recorded them. With
+ * Writes what the binding recorded in `sink` into `attrs`, in the order it recorded them (a
+ * SLICE value is the binding's text, the element of `values` where the first one was recorded,
+ * from the previous SLICE's end to its number). With
  * `discard`, writes nothing (the span is mapped again in JavaScript). Either way the sink lets go
  * of the span's values. Returns WRITE_FAILED when an assignment threw (a setter, a Proxy trap, a
  * frozen map); the other attributes are still written.
@@ -127,14 +135,23 @@ function write(attrs, sink, discard) {
   const n = codes[0]
   let flags = 0
   let v = 0
+  let text
+  let at = 0
   for (let i = 0; i < n; i++) {
     const code = codes[1 + 2 * i]
     const key = code >>> KIND_BITS
     const name = key === 0 ? values[v++] : undefined
     const kind = code & ((1 << KIND_BITS) - 1)
-    const value = kind === 0 ? values[v++] : scalar(codes, i, kind)
+    let value
+    const start = at
+    if (kind === 0) value = values[v++]
+    else if (kind === SLICE) {
+      if (text === undefined) text = values[v++]
+      at = codes[2 + 2 * i]
+    } else value = scalar(codes, i, kind)
     if (discard) continue
     try {
+      if (kind === SLICE) value = sliceOf(text, start, at)
       put(attrs, key, name, value)
     } catch {
       flags |= P.WRITE_FAILED
@@ -156,4 +173,4 @@ function flush(attrs, sink, discard) {
   return flags
 }
 
-module.exports = { take, write, flush, useConstants, constants, KIND_BITS }
+module.exports = { take, write, flush, useConstants, constants, KIND_BITS, SLICE }

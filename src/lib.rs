@@ -357,9 +357,10 @@ impl Call {
     }
 
     /// Sets a string property; returns the problem flags (`0` when written). A string of the
-    /// sink's table goes in by its index ([`sink::CONSTANT`]), no JavaScript string made.
+    /// sink's table goes in by its index ([`sink::CONSTANT`]), a short ASCII one as a range of
+    /// the sink's one text ([`sink::SLICE`]): no JavaScript string made for either.
     fn set_string(&self, key: &CStr, text: &str) -> u32 {
-        if self.put_constant(key, text, sink::CONSTANT) {
+        if self.put_constant(key, text, sink::CONSTANT) || self.put_text(key.to_bytes(), text) {
             return 0;
         }
         match self.string(text).and_then(|value| self.set(key, value)) {
@@ -382,7 +383,21 @@ impl Call {
                 return 0;
             }
         }
+        if let Scalar::Str(text) = value {
+            if self.put_text(key.to_bytes(), text) {
+                return 0;
+            }
+        }
         self.set_with(key, || self.scalar(value))
+    }
+
+    /// Records `key` = the string `text` as a range of the sink's one text ([`sink::SLICE`]);
+    /// `false` when there is no sink or it does not take it (not ASCII, too long, no room: the
+    /// caller then makes the string).
+    fn put_text(&self, key: &[u8], text: &str) -> bool {
+        self.sink
+            .as_ref()
+            .is_some_and(|sink| sink.put_slice(key, text))
     }
 
     /// Records `key` = the sink's constant `text` (`kind`: [`sink::CONSTANT`] or

@@ -524,6 +524,12 @@ impl Mapper {
                             continue;
                         }
                     }
+                    // Short ASCII strings as ranges of the sink's one text (no string made for each).
+                    if let Value::Str(text) = value {
+                        if call.put_text(key.as_bytes(), text) {
+                            continue;
+                        }
+                    }
                     if !set(&call, key, js_value(&call, value)) {
                         problems |= problem::ATTRIBUTE_TYPE;
                     }

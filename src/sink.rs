@@ -19,10 +19,18 @@
 //!   A code is `key << 3 | kind`: `key` is `1 + ` the key's index in [`KEYS`], or `0` when the key
 //!   is not in it (its name is then the next element of `values`); `kind` is [`VALUE`] (the value
 //!   is the next element of `values`), [`NUMBER`] (`codes[2 + 2i]`), [`TRUE`], [`FALSE`],
-//!   [`CONSTANT`] (the string `CONSTANTS[codes[2 + 2i]]`) or [`CONSTANT_LIST`] (a new array of
-//!   that one string).
+//!   [`CONSTANT`] (the string `CONSTANTS[codes[2 + 2i]]`), [`CONSTANT_LIST`] (a new array of
+//!   that one string) or [`SLICE`] (a range of the call's text: below).
 //! - `values`, an `Array` whose elements the writers set in order (`napi_set_element` on an own
 //!   element: no setter runs).
+//!
+//! The short ASCII strings of a call ([`Sink::put_slice`]) are not made one by one: they are appended
+//! to one Latin-1 text, made into one JavaScript string as the call returns and set into
+//! `values` where the first of them was recorded; entry `i` of kind [`SLICE`] is that text from
+//! the previous [`SLICE`] entry's end (0 for the first) to `codes[2 + 2i]`, which the wrapper
+//! takes with `String.prototype.slice` (V8 keeps a slice of 13 characters or more as a view of
+//! the text, no copy). One string and one element instead of one of each per value (about
+//! 1,100 instructions a value, BENCHMARKS.md "Stop 23").
 //!
 //! The entries are kept in Rust during the call and copied into `codes` as it returns
 //! ([`Sink::finish`]), so no pointer into the typed array is held while JavaScript may run (a
@@ -48,11 +56,13 @@ pub(crate) const CONSTANT: u32 = 4;
 /// The value is a new one-element array of [`CONSTANTS`]`[number]` (a model span's
 /// `gen_ai.response.finish_reasons`, which has one reason in nearly every answer).
 pub(crate) const CONSTANT_LIST: u32 = 5;
+/// The value is a range of the call's text (module docs), ending at the entry's number.
+pub(crate) const SLICE: u32 = 6;
 /// Bits of a code below its key.
 const KIND_BITS: u32 = 3;
 // Every kind fits its bits, and every code (the last key's, with the highest kind) is exact in
 // the f64 of `codes` and in the wrapper's 32-bit `>>>` and `&`.
-const _: () = assert!(CONSTANT_LIST < 1 << KIND_BITS);
+const _: () = assert!(SLICE < 1 << KIND_BITS);
 const _: () = assert!(((KEYS.len() as u64 + 1) << KIND_BITS) < 1 << 31);
 
 /// Values the writers write on most spans, named by their index ([`CONSTANT`],
@@ -170,11 +180,30 @@ pub fn sink_keys() -> Vec<String> {
 /// `ENTRIES`).
 pub(crate) const ENTRIES: usize = 64;
 
+/// The longest string, in bytes, that goes into the [`SLICE`] text; a longer one is made on its
+/// own (its copy then costs far more than the string and element saved), so a span's long
+/// content never sits in the text that its small attributes are views of (V8 keeps a slice of
+/// 13 characters or more as a view of the whole text). One call's text is at most [`ENTRIES`]
+/// times this.
+const SLICE_MAX: usize = 4096;
+
+/// The text buffer kept for the next call when its capacity is at most this.
+const TEXT_KEEP: usize = 64 << 10;
+
+thread_local! {
+    /// The [`SLICE`] text buffer between calls (a call re-entered from JavaScript finds it taken
+    /// and starts an empty one).
+    static TEXT: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
 /// One recorded attribute.
 #[derive(Clone, Copy)]
 struct Entry {
     /// `key << KIND_BITS | kind` (module docs).
     code: u32,
+    /// Where a [`SLICE`] entry's range of the text begins (it ends at `number`). A `u32` beside
+    /// `code`, so an entry stays 32 bytes (the text is at most [`ENTRIES`] * [`SLICE_MAX`]).
+    start: u32,
     /// The number of a [`NUMBER`] entry.
     number: f64,
     /// The value of a [`VALUE`] entry (a handle of the current call), else null.
@@ -183,8 +212,12 @@ struct Entry {
     name: sys::napi_value,
 }
 
+const _: () = assert!(std::mem::size_of::<Entry>() == 32);
+const _: () = assert!(ENTRIES * SLICE_MAX <= u32::MAX as usize);
+
 const EMPTY: Entry = Entry {
     code: 0,
+    start: 0,
     number: 0.0,
     value: ptr::null_mut(),
     name: ptr::null_mut(),
@@ -213,6 +246,20 @@ pub(crate) struct Sink {
     /// A write into `values` failed (an accessor the caller put there threw): the sink takes no
     /// more entries.
     broken: Cell<bool>,
+    /// The [`SLICE`] entries' text (ASCII).
+    text: RefCell<Vec<u8>>,
+    /// The element of `values` the text goes into, once a [`SLICE`] entry is recorded.
+    text_at: Cell<Option<u32>>,
+}
+
+impl Drop for Sink {
+    fn drop(&mut self) {
+        let mut text = std::mem::take(self.text.get_mut());
+        if text.capacity() <= TEXT_KEEP {
+            text.clear();
+            TEXT.set(text);
+        }
+    }
 }
 
 /// The elements of the `Float64Array` `codes` (pointer, length), or `None` when it is not one;
@@ -296,6 +343,8 @@ impl Sink {
             values_len,
             broken: Cell::new(false),
             next_key: Cell::new(0),
+            text: RefCell::new(TEXT.take()),
+            text_at: Cell::new(None),
         })
     }
 
@@ -357,6 +406,71 @@ impl Sink {
             number,
             value,
             name,
+            start: 0,
+        };
+        self.len.set(i + 1);
+        true
+    }
+
+    /// Records `key` = the ASCII string `text` as a [`SLICE`] of the call's text; `false` when
+    /// `text` is longer than [`SLICE_MAX`] or not ASCII, the sink has no room, the text cannot
+    /// grow (no memory), or napi refused (the caller then makes the string itself).
+    pub(crate) fn put_slice(&self, key: &[u8], text: &str) -> bool {
+        let i = self.len.get();
+        let first = self.text_at.get().is_none();
+        let key_index = key_code(key, self.next_key.get());
+        let needs = u32::from(key_index == 0) + u32::from(first);
+        if self.broken.get() || i >= self.room || self.next_value.get() + needs > self.values_len {
+            return false;
+        }
+        let (Ok(mut entries), Ok(mut buffer)) =
+            (self.entries.try_borrow_mut(), self.text.try_borrow_mut())
+        else {
+            return false;
+        };
+        let start = buffer.len();
+        if text.len() > SLICE_MAX
+            || !super::utf::is_ascii(text)
+            || buffer.try_reserve(text.len()).is_err()
+        {
+            return false;
+        }
+        let Some(slot) = entries.get_mut(i) else {
+            return false;
+        };
+        if key_index > 0 {
+            self.next_key.set(key_index as usize);
+        }
+        let mut name = ptr::null_mut();
+        if key_index == 0 {
+            // The writers' keys are ASCII, valid Latin-1.
+            name = self.latin1(key);
+            if name.is_null() || !self.push_value(name) {
+                return false;
+            }
+        }
+        if first {
+            // The text's element, set in `finish`; `undefined` until then.
+            let mut undefined = ptr::null_mut();
+            // SAFETY: live `env`, valid out-pointer.
+            unsafe { sys::napi_get_undefined(self.env, &mut undefined) };
+            let at = self.next_value.get();
+            if !self.push_value(undefined) {
+                if key_index == 0 {
+                    self.next_value.set(self.next_value.get() - 1);
+                }
+                return false;
+            }
+            self.text_at.set(Some(at));
+        }
+        buffer.extend_from_slice(text.as_bytes());
+        *slot = Entry {
+            code: key_index << KIND_BITS | SLICE,
+            number: buffer.len() as f64,
+            value: ptr::null_mut(),
+            name,
+            // At most ENTRIES * SLICE_MAX (checked at compile time): exact in a u32.
+            start: start as u32,
         };
         self.len.set(i + 1);
         true
@@ -377,8 +491,15 @@ impl Sink {
             return 0;
         };
         let entries = &entries[..n.min(ENTRIES)];
+        // The text of the SLICE entries into its element first (napi may run a setter of a
+        // caller's `values` there, so before `codes` is read); when it cannot be made or set,
+        // every entry is written here instead.
+        let text_set = match self.text_at.get() {
+            None => true,
+            Some(at) => self.set_text(at),
+        };
         match float64_elements(self.env, self.codes, true) {
-            Some((data, length)) if length > 2 * n => {
+            Some((data, length)) if text_set && length > 2 * n => {
                 // SAFETY: `data` points to `length` aligned f64 elements of the typed array over
                 // a non-shared buffer, read just now; no JavaScript runs until this loop ends (no
                 // napi call in it), so the buffer cannot be detached or resized meanwhile, no
@@ -408,6 +529,27 @@ impl Sink {
                 flags
             }
         }
+    }
+
+    /// Makes the [`SLICE`] text into one string and sets it as element `at` of `values`; `false`
+    /// when napi refused (the exception, if any, cleared).
+    fn set_text(&self, at: u32) -> bool {
+        let Ok(text) = self.text.try_borrow() else {
+            return false;
+        };
+        let string = self.latin1(&text);
+        if string.is_null() {
+            return false;
+        }
+        // SAFETY: as in `push_value`: element `at` was pushed by this call.
+        let status = unsafe { sys::napi_set_element(self.env, self.values, at, string) };
+        if status == sys::Status::napi_ok {
+            return true;
+        }
+        let mut error = ptr::null_mut();
+        // SAFETY: live `env`, valid out-pointer; a no-op when no exception is pending.
+        unsafe { sys::napi_get_and_clear_last_exception(self.env, &mut error) };
+        false
     }
 
     /// Sets the elements of `values` this call pushed back to `undefined`.
@@ -488,6 +630,16 @@ impl Sink {
             }
             kind @ (CONSTANT | CONSTANT_LIST) => {
                 value = self.constant_value(entry.number as usize, kind == CONSTANT_LIST);
+                if value.is_null() {
+                    return super::WRITE_FAILED;
+                }
+            }
+            SLICE => {
+                let Ok(text) = self.text.try_borrow() else {
+                    return super::WRITE_FAILED;
+                };
+                let range = text.get(entry.start as usize..entry.number as usize);
+                value = range.map_or(ptr::null_mut(), |bytes| self.latin1(bytes));
                 if value.is_null() {
                     return super::WRITE_FAILED;
                 }
