@@ -46,6 +46,20 @@ const entries = (a) => Object.keys(a).map((k) => [k, a[k]])
 const KEYS = native.sinkKeys()
 const code = (key, kind) => ((KEYS.indexOf(key) + 1) << sink.KIND_BITS) | kind
 
+/**
+ * Reference mode's binding call on a copy of `row`'s attributes `a` with the sink `codes`/`values`,
+ * after what GenkitForMaple does before it (the JS-written attributes). Returns the binding's flags.
+ */
+function referenceCall(row, a, rules, codes, values) {
+  const mapping = require("../js/mapping")
+  if (row.attributes["genkit:metadata:subtype"] === "model") {
+    mapping.mapModelName(a)
+    return native.mapModelSpan(a, a["genkit:input"], a["genkit:output"], false, rules, String.prototype.slice, String.prototype.concat, codes, values)
+  }
+  mapping.mapToolOperation(a)
+  return native.mapToolSpan(a, a["genkit:output"], rules, String.prototype.slice, a["genkit:input"], true, codes, values)
+}
+
 test("js/sink.js writes each key of src/sink.rs's table under its own code", () => {
   assert.ok(KEYS.length >= 30)
   for (const [i, key] of KEYS.entries()) {
@@ -125,14 +139,19 @@ test("flush: SLICE values are consecutive ranges of the one text, wherever the t
     ["gen_ai.system_instructions", ""],
   ])
   assert.deepEqual(out.values.slice(0, 4), [undefined, undefined, undefined, undefined], "the sink keeps no value of the span")
+  // A sink of two entries: a SLICE [0, 4) of `text`, then a value `after`.
+  const sliceThenValue = (after) => {
+    const two = sink.take()
+    two.codes[0] = 2
+    two.codes[1] = code("gen_ai.operation.name", sink.SLICE)
+    two.codes[2] = 4
+    two.codes[3] = code("gen_ai.output.messages", 0)
+    two.values[0] = text
+    two.values[1] = after
+    return two
+  }
   // String.prototype.slice replaced after load: the sink still takes its ranges with the original.
-  const again = sink.take()
-  again.codes[0] = 2
-  again.codes[1] = code("gen_ai.operation.name", sink.SLICE)
-  again.codes[2] = 4
-  again.codes[3] = code("gen_ai.output.messages", 0)
-  again.values[0] = text
-  again.values[1] = "kept"
+  const again = sliceThenValue("kept")
   const original = String.prototype.slice
   String.prototype.slice = () => "polluted"
   try {
@@ -143,13 +162,7 @@ test("flush: SLICE values are consecutive ranges of the one text, wherever the t
     String.prototype.slice = original
   }
   // Discarded: the text's element is consumed, so the values after it are where they belong.
-  const third = sink.take()
-  third.codes[0] = 2
-  third.codes[1] = code("gen_ai.operation.name", sink.SLICE)
-  third.codes[2] = 4
-  third.codes[3] = code("gen_ai.output.messages", 0)
-  third.values[0] = text
-  third.values[1] = "after"
+  const third = sliceThenValue("after")
   const c = {}
   assert.equal(sink.flush(c, third, true), 0)
   assert.deepEqual(entries(c), [])
@@ -160,21 +173,13 @@ test("the binding sends a span's ASCII strings as ranges of one text (SLICE), an
   const reference = new GenkitForMaple({ mode: "reference" })
   const complete = new GenkitForMaple({ mode: "complete" })
   for (const row of [...modelRows.slice(0, 4), ...toolRows.slice(0, 3)]) {
-    const isModel = row.attributes["genkit:metadata:subtype"] === "model"
     const expected = copyOf(row.attributes)
     reference.onEnd(shell(row, expected))
     // A sink of the caller's: which kinds the binding recorded.
     const call = (values) => {
       const a = copyOf(row.attributes)
       const codes = new Float64Array(129)
-      let flags
-      if (isModel) {
-        require("../js/mapping").mapModelName(a)
-        flags = native.mapModelSpan(a, a["genkit:input"], a["genkit:output"], false, reference.rules, String.prototype.slice, String.prototype.concat, codes, values)
-      } else {
-        require("../js/mapping").mapToolOperation(a)
-        flags = native.mapToolSpan(a, a["genkit:output"], reference.rules, String.prototype.slice, a["genkit:input"], true, codes, values)
-      }
+      let flags = referenceCall(row, a, reference.rules, codes, values)
       const kinds = Array.from({ length: codes[0] }, (_, i) => codes[1 + 2 * i] & ((1 << sink.KIND_BITS) - 1))
       flags |= sink.write(a, { codes, values }, false)
       return { a, flags, kinds }
@@ -322,19 +327,10 @@ test("a sink that is full, missing or not a sink: the same attributes, in the sa
   for (const row of [...modelRows.slice(0, 6), ...toolRows.slice(0, 4)]) {
     const expected = copyOf(row.attributes)
     reference.onEnd(shell(row, expected))
-    const isModel = row.attributes["genkit:metadata:subtype"] === "model"
     for (const [name, make] of Object.entries(variants)) {
       const a = copyOf(row.attributes)
       const [codes, values] = make()
-      let flags
-      if (isModel) {
-        // What GenkitForMaple does before the binding: the three JS-written attributes.
-        require("../js/mapping").mapModelName(a)
-        flags = native.mapModelSpan(a, a["genkit:input"], a["genkit:output"], false, reference.rules, String.prototype.slice, String.prototype.concat, codes, values)
-      } else {
-        require("../js/mapping").mapToolOperation(a)
-        flags = native.mapToolSpan(a, a["genkit:output"], reference.rules, String.prototype.slice, a["genkit:input"], true, codes, values)
-      }
+      let flags = referenceCall(row, a, reference.rules, codes, values)
       if (values !== undefined && codes instanceof Float64Array && Array.isArray(values)) {
         flags |= sink.write(a, { codes, values }, false)
       }
