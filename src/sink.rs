@@ -450,17 +450,11 @@ impl Sink {
             }
         }
         if first {
-            // The text's element, set in `finish`; `undefined` until then.
-            let mut undefined = ptr::null_mut();
-            // SAFETY: live `env`, valid out-pointer.
-            unsafe { sys::napi_get_undefined(self.env, &mut undefined) };
+            // The text's element, reserved here and set in `finish` (one `napi_set_element`, not
+            // two): until then it is left as it is, and read only once set (when it cannot be,
+            // `codes[0]` stays 0 and every entry is written here).
             let at = self.next_value.get();
-            if !self.push_value(undefined) {
-                if key_index == 0 {
-                    self.next_value.set(self.next_value.get() - 1);
-                }
-                return false;
-            }
+            self.next_value.set(at + 1);
             self.text_at.set(Some(at));
         }
         buffer.extend_from_slice(text.as_bytes());
