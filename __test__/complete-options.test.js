@@ -117,7 +117,7 @@ test("the core's whole-span seam in reference mode writes the reference output o
       const subtype = row.attributes["genkit:metadata:subtype"]
       if (subtype !== "model" && subtype !== "tool") continue
       const attrs = { ...row.attributes }
-      const flags = mapper.mapSpan(attrs, attrs["genkit:input"], attrs["genkit:output"], 0, subtype, String(attrs["genkit:name"]), row.status.code, undefined, undefined, row.traceId, row.spanId, row.parentSpanId)
+      const flags = binding.mapSpan(mapper.id, attrs, attrs["genkit:input"], attrs["genkit:output"], 0, subtype, String(attrs["genkit:name"]), row.status.code, undefined, undefined, row.traceId, row.spanId, row.parentSpanId)
       assert.equal(flags, 0, row.scenario)
       assert.deepEqual(normalise(attrs), normalise(row.expected_attributes), `${file}: ${row.scenario} ${row.name}`)
       n++

@@ -179,7 +179,7 @@ test("the binding sends a span's ASCII strings as ranges of one text (SLICE), an
     const call = (values) => {
       const a = copyOf(row.attributes)
       const codes = new Float64Array(129)
-      let flags = referenceCall(row, a, reference.rules, codes, values)
+      let flags = referenceCall(row, a, reference.rulesId, codes, values)
       const kinds = Array.from({ length: codes[0] }, (_, i) => codes[1 + 2 * i] & ((1 << sink.KIND_BITS) - 1))
       // The element of `values` the text is in: where the wrapper's cursor is at the first SLICE.
       let textAt = -1
@@ -262,7 +262,7 @@ test("the binding's constants reach the span as the same values, sink or not, in
     const b = copyOf(row.attributes)
     const mapper = newMapper(native, resolveOptions({ mode }))
     if (mode === "complete") {
-      const flags = mapper.mapSpan(b, b["genkit:input"], b["genkit:output"], 0, "model", row.attributes["genkit:name"], 0, undefined, undefined, row.traceId, row.spanId, row.parentSpanId, undefined, undefined)
+      const flags = native.mapSpan(mapper.id, b, b["genkit:input"], b["genkit:output"], 0, "model", row.attributes["genkit:name"], 0, undefined, undefined, row.traceId, row.spanId, row.parentSpanId, undefined, undefined)
       assert.equal(flags & P.NEEDS_JS, 0)
       assert.deepEqual(b["gen_ai.response.finish_reasons"], ["stop"])
       assert.equal(b["gen_ai.provider.name"], "gcp.gemini")
@@ -333,7 +333,7 @@ test("a sink that is full, missing or not a sink: the same attributes, in the sa
     for (const [name, make] of Object.entries(variants)) {
       const a = copyOf(row.attributes)
       const [codes, values] = make()
-      let flags = referenceCall(row, a, reference.rules, codes, values)
+      let flags = referenceCall(row, a, reference.rulesId, codes, values)
       if (values !== undefined && codes instanceof Float64Array && Array.isArray(values)) {
         flags |= sink.write(a, { codes, values }, false)
       }
@@ -434,7 +434,7 @@ test("complete mode: a sink whose buffer is detached before or during the call: 
   })
   const c = copyOf(row.attributes)
   const ctx = shell(row, c).spanContext()
-  const flags = mapper.mapSpan(c, c["genkit:input"], c["genkit:output"], 0, "model", c["genkit:name"], 0, undefined, undefined, ctx.traceId, ctx.spanId, row.parentSpanId, row.endTime?.[0], row.endTime?.[1], codes, values)
+  const flags = native.mapSpan(mapper.id, c, c["genkit:input"], c["genkit:output"], 0, "model", c["genkit:name"], 0, undefined, undefined, ctx.traceId, ctx.spanId, row.parentSpanId, row.endTime?.[0], row.endTime?.[1], codes, values)
   assert.equal(during, 1, "the codes were detached inside the call")
   assert.equal(flags & (P.NEEDS_JS | P.PANIC), 0)
   assert.deepEqual(plain(c), plain(expected))

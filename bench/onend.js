@@ -101,5 +101,5 @@ if (!only) {
   console.log(`Mapper.spanEnded: ${ns(() => mapper.spanEnded("0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331", true))} ns a call`)
   const unscrubbed = new GenkitForMaple({ mode: "reference", scrubSecrets: false })
   const tool = (rules) => () => native.mapToolSpan({}, '{"ok":true}', rules, String.prototype.slice, '{"q":1}', true)
-  console.log(`mapToolSpan of a tiny tool span: with the Mapper argument ${ns(tool(unscrubbed.rules))} ns, without ${ns(tool(undefined))} ns`)
+  console.log(`mapToolSpan of a tiny tool span: with the Mapper argument ${ns(tool(unscrubbed.rulesId))} ns, without ${ns(tool(undefined))} ns`)
 }

@@ -64,12 +64,12 @@ function normaliseJson(text) {
 /**
  * Maps one span in complete mode, in place. Returns problem flags, and the binding's
  * TOOL_CALL_STATE when the mapper keeps tool call id state afterwards.
- * @param {{ mapSpan: Function }} mapper the native Mapper
- * @param {{ errorType: Function }} native the binding
+ * @param {number} mapperId the native Mapper's `id` (the binding's `mapSpan` takes the mapper by it)
+ * @param {{ mapSpan: Function, errorType: Function }} native the binding
  * @param {((key: string, value: unknown) => [unknown, number]) | undefined} guard content control of
  *   the JavaScript fallback's writes (js/content.js, issue 11)
  */
-function mapComplete(mapper, native, span, attrs, subtype, guard) {
+function mapComplete(mapperId, native, span, attrs, subtype, guard) {
   switch (subtype) {
     case "flow":
     case "agent": {
@@ -114,7 +114,7 @@ function mapComplete(mapper, native, span, attrs, subtype, guard) {
   const threw = (input === js.THREW ? 1 : 0) | (output === js.THREW ? 2 : 0)
   // A direct call (not a spread of an argument array): this runs for every model and tool span.
   let out = sink.take()
-  let result = mapper.mapSpan(attrs, threw & 1 ? undefined : input, threw & 2 ? undefined : output, threw, subtype, name, status, type, stack, traceId, spanId, parent, endSeconds, endNanos, out.codes, out.values)
+  let result = native.mapSpan(mapperId, attrs, threw & 1 ? undefined : input, threw & 2 ? undefined : output, threw, subtype, name, status, type, stack, traceId, spanId, parent, endSeconds, endNanos, out.codes, out.values)
   result |= sink.flush(attrs, out, (result & (P.NEEDS_JS | P.PANIC)) !== 0)
   // The mapper keeps tool call id state (native TOOL_CALL_STATE): passed on to the processor.
   let state = result & native.TOOL_CALL_STATE
@@ -135,7 +135,7 @@ function mapComplete(mapper, native, span, attrs, subtype, guard) {
     result =
       copy === undefined
         ? P.NEEDS_JS
-        : mapper.mapSpan(copy, copy["genkit:input"], copy["genkit:output"], threw, subtype, name, status, type, stack, traceId, spanId, parent, endSeconds, endNanos, out.codes, out.values)
+        : native.mapSpan(mapperId, copy, copy["genkit:input"], copy["genkit:output"], threw, subtype, name, status, type, stack, traceId, spanId, parent, endSeconds, endNanos, out.codes, out.values)
     result |= sink.flush(attrs, out, (result & (P.NEEDS_JS | P.PANIC)) !== 0)
     state |= result & native.TOOL_CALL_STATE
     if (result & (P.NEEDS_JS | P.PANIC)) {

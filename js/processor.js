@@ -200,6 +200,9 @@ class GenkitForMaple {
     }
     this.mapper = this.options.mode === "complete" ? mapper : undefined
     this.rules = mapper
+    // Its id: how the binding's per-span entries take it (a class instance argument costs
+    // napi-rs about 5k instructions a call; src/seam.rs `registered`).
+    this.rulesId = mapper?.id
     this.guard = contentGuard(this.options, this.native, mapper)
     // Whether the Mapper may keep tool call id state (rule 5): set from what mapSpan answers,
     // cleared when spanEnded says none is left.
@@ -222,7 +225,7 @@ class GenkitForMaple {
       const native = this.native
       let flags = 0
       if (this.mapper !== undefined) {
-        flags = subtype === undefined ? 0 : mapComplete(this.mapper, native, span, attrs, subtype, this.guard)
+        flags = subtype === undefined ? 0 : mapComplete(this.rulesId, native, span, attrs, subtype, this.guard)
         const state = native.TOOL_CALL_STATE
         if (flags & state) {
           this.holdsToolCalls = true
@@ -238,9 +241,9 @@ class GenkitForMaple {
         // binding, everything goes through the JS mapping.
         flags = native === undefined ? guarded(attrs, this.guard, js.mapSpanJs) : js.mapSpanJs(attrs)
       } else if (subtype === "model") {
-        flags = js.mapModelName(attrs) | mapModelNative(native, attrs, this.rules, this.guard)
+        flags = js.mapModelName(attrs) | mapModelNative(native, attrs, this.rulesId, this.guard)
       } else {
-        flags = mapToolNative(native, attrs, this.rules, this.guard)
+        flags = mapToolNative(native, attrs, this.rulesId, this.guard)
       }
       if (flags !== 0) this.problems.report(flags, span, flags & P.PANIC ? panicMessage(native) : undefined)
     } catch (error) {

@@ -117,11 +117,16 @@ pub(crate) fn finish(call: &Call, written: &Written) -> u32 {
     problems
 }
 
-/// The content rules of `mapper`, when given.
-pub(crate) fn rules_of(
-    mapper: &Option<ClassInstance<'_, Mapper>>,
-) -> Option<std::sync::Arc<Content>> {
-    mapper.as_ref().map(|m| m.content_rules())
+/// The content rules of the mapper whose id is `mapper` (`Mapper.id`), when one is given: `Ok(None)`
+/// without one (no content rules), `Err(PANIC)` for an id that names no live mapper of this
+/// thread (a caller's bug: nothing is mapped rather than content written without its rules).
+pub(crate) fn rules_of(mapper: Option<u32>) -> Result<Option<std::sync::Arc<Content>>, u32> {
+    match mapper {
+        None => Ok(None),
+        Some(id) => crate::seam::registered(id)
+            .map(|r| Some(r.content))
+            .ok_or(genkit_for_maple_core::problem::PANIC),
+    }
 }
 
 /// A value `filterContent` changed.

@@ -48,7 +48,7 @@ extern crate napi_derive;
 use genkit_for_maple_core::{
     map_model_scrubbed, map_tool_result, otlp, problem, Scalar, ToolResult,
 };
-use napi::bindgen_prelude::{Buffer, ClassInstance, JsValue, Object, Unknown};
+use napi::bindgen_prelude::{Buffer, JsValue, Object, Unknown};
 use napi::{sys, Env};
 use std::cell::RefCell;
 use std::ffi::CStr;
@@ -681,6 +681,9 @@ fn call_with_sink(
 /// `NEEDS_JS`, `OUT_OF_MEMORY` or `PANIC` set the caller maps the span in JavaScript (what was
 /// written is then written again with the same values). Never throws.
 ///
+/// `mapper`, when given, is the `Mapper.id` whose content rules apply (issue 11; without it, none);
+/// an id that names no live mapper of this thread maps nothing and answers `PANIC`.
+///
 /// `sinkCodes` (a `Float64Array`) and `sinkValues` (an `Array`), when given, are the wrapper's
 /// attribute sink (`src/sink.rs`): the attributes are recorded there, in order, for the wrapper to
 /// write with named stores (`js/sink.js`), and only those past its room are set here.
@@ -692,15 +695,18 @@ pub fn map_model_span(
     input: Unknown<'_>,
     output: Unknown<'_>,
     skip_input: Option<bool>,
-    mapper: Option<ClassInstance<'_, seam::Mapper>>,
+    mapper: Option<u32>,
     slice: Option<Unknown<'_>>,
     concat: Option<Unknown<'_>>,
     sink_codes: Option<Unknown<'_>>,
     sink_values: Option<Unknown<'_>>,
 ) -> u32 {
     quiet_panics();
-    let rules = content::rules_of(&mapper);
     let call = call_with_sink(&env, &attributes, sink_codes, sink_values);
+    let rules = match content::rules_of(mapper) {
+        Ok(rules) => rules,
+        Err(flags) => return flags | call.finish_sink(),
+    };
     let (input, output) = (input.raw(), output.raw());
     let skip_input = skip_input.unwrap_or(false);
     let (slice, concat) = (slice.map(|s| s.raw()), concat.map(|c| c.raw()));
@@ -798,7 +804,8 @@ pub fn map_model_span(
 /// (once). With `withArguments`, writes `gen_ai.tool.call.arguments` (seed 000: `input` as it is,
 /// `"{}"` when it is `null` or `undefined`); then, when `output` is a string holding JSON,
 /// `gen_ai.tool.call.result` (a JSON string's text, or the JSON as written). Both go through the
-/// `mapper`'s content rules (capture, scrubbing, cap; issue 11) here, in Rust; a value the rules
+/// content rules of the mapper whose `Mapper.id` is `mapper` (capture, scrubbing, cap; issue 11;
+/// an id of no live mapper: `PANIC`) here, in Rust; a value the rules
 /// leave unchanged is written as the JavaScript value it was (not copied). Returns problem flags:
 /// `TOOL_OUTPUT_NOT_JSON` when the output is not JSON (no result written), `WRITE_FAILED` when an
 /// attribute could not be written, `CONTENT_WITHHELD` when the rules could not be applied to a
@@ -812,7 +819,7 @@ pub fn map_tool_span(
     env: Env,
     attributes: Object<'_>,
     output: Unknown<'_>,
-    mapper: Option<ClassInstance<'_, seam::Mapper>>,
+    mapper: Option<u32>,
     slice: Option<Unknown<'_>>,
     input: Option<Unknown<'_>>,
     with_arguments: Option<bool>,
@@ -820,8 +827,11 @@ pub fn map_tool_span(
     sink_values: Option<Unknown<'_>>,
 ) -> u32 {
     quiet_panics();
-    let rules = content::rules_of(&mapper);
     let call = call_with_sink(&env, &attributes, sink_codes, sink_values);
+    let rules = match content::rules_of(mapper) {
+        Ok(rules) => rules,
+        Err(flags) => return flags | call.finish_sink(),
+    };
     let output = output.raw();
     let slice = slice.map(|s| s.raw());
     let input = input.map(|v| v.raw());

@@ -13,9 +13,11 @@ use genkit_for_maple_core::problem;
 use genkit_for_maple_core::span::{self, Mode, Options, SpanInput, Status, Value};
 use napi::bindgen_prelude::{FromNapiValue, JsValue, Object, Unknown};
 use napi::{sys, Env};
+use std::cell::RefCell;
 use std::ffi::CStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
 /// The options of a [`Mapper`] (validated by the JavaScript wrapper first).
@@ -91,14 +93,69 @@ pub(crate) fn core_mapper(options: MapperOptions) -> napi::Result<span::Mapper> 
 pub const TOOL_CALL_STATE: u32 = 1 << 30;
 
 /// The whole-span mapping with one set of options (core `span::Mapper`).
+///
+/// The per-span entries (`mapSpan`, and reference mode's `mapModelSpan` / `mapToolSpan`) take
+/// the mapper by its [`Mapper::id`], a number, and find its state in this thread's registry
+/// ([`registered`]): a class instance argument or method receiver costs napi-rs an unwrap, a
+/// type-tag check (two private-symbol lookups in V8) and its native-borrow bookkeeping, about
+/// 5k instructions a call, a quarter of a small tool span's mapping (BENCHMARKS.md "Stop 24").
 #[napi]
 pub struct Mapper {
+    /// This mapper's key in its thread's registry: unique in the process, never reused.
+    id: u32,
     /// Shared with the fused mapping of `genkit-for-maple/otlp` (`src/fused.rs`), which maps on
     /// the libuv thread pool with this state; never contended otherwise.
     inner: Arc<Mutex<span::Mapper>>,
     /// The content rules of the options (issue 11), shared with reference mode's writers
     /// (`src/content.rs`) without locking `inner`.
     content: Arc<genkit_for_maple_core::content::Content>,
+}
+
+/// A live [`Mapper`]'s state, as its thread's registry holds it.
+#[derive(Clone)]
+pub(crate) struct Registered {
+    /// The core mapper's state ([`Mapper`]'s `inner`).
+    pub(crate) inner: Arc<Mutex<span::Mapper>>,
+    /// The content rules ([`Mapper`]'s `content`).
+    pub(crate) content: Arc<genkit_for_maple_core::content::Content>,
+}
+
+/// The next [`Mapper::id`]; 0 is never given (ids start at 1), so a missing id is never one.
+static NEXT_ID: AtomicU32 = AtomicU32::new(1);
+
+thread_local! {
+    /// The live mappers made on this thread (a JavaScript object lives on its own thread: the
+    /// main one or a worker's), sorted by id: ids only grow, each is pushed as it is made and
+    /// removed when its JavaScript object is collected ([`Mapper`]'s `Drop`). Borrowed only to
+    /// look up, push or remove, never across a call into JavaScript.
+    static MAPPERS: RefCell<Vec<(u32, Registered)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The state of the live mapper `id` of this thread; `None` for an id that names none (never
+/// given, collected, or made on another thread).
+pub(crate) fn registered(id: u32) -> Option<Registered> {
+    MAPPERS
+        .try_with(|m| {
+            let m = m.try_borrow().ok()?;
+            let at = m.binary_search_by_key(&id, |(k, _)| *k).ok()?;
+            m.get(at).map(|(_, r)| r.clone())
+        })
+        .ok()
+        .flatten()
+}
+
+impl Drop for Mapper {
+    fn drop(&mut self) {
+        let id = self.id;
+        // At thread exit the registry may be gone already: nothing to remove then.
+        let _ = MAPPERS.try_with(|m| {
+            if let Ok(mut m) = m.try_borrow_mut() {
+                if let Ok(at) = m.binary_search_by_key(&id, |(k, _)| *k) {
+                    m.remove(at);
+                }
+            }
+        });
+    }
 }
 
 impl Mapper {
@@ -386,158 +443,39 @@ impl Mapper {
     #[napi(constructor)]
     pub fn new(options: MapperOptions) -> napi::Result<Self> {
         let mapper = core_mapper(options)?;
-        Ok(Mapper {
+        let registered = Registered {
             content: Arc::new(mapper.content().clone()),
             inner: Arc::new(Mutex::new(mapper)),
+        };
+        let fail = |why: &str| napi::Error::new(napi::Status::GenericFailure, why.to_string());
+        // Ids only grow; at the end of the range no mapper can be made (4 billion made before).
+        let id = NEXT_ID
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_add(1))
+            .map_err(|_| fail("no mapper id is left in this process"))?;
+        MAPPERS
+            .try_with(|m| {
+                let mut m = m
+                    .try_borrow_mut()
+                    .map_err(|_| fail("the mapper registry is busy"))?;
+                m.try_reserve(1)
+                    .map_err(|_| fail("no memory for the mapper registry"))?;
+                m.push((id, registered.clone()));
+                Ok::<(), napi::Error>(())
+            })
+            .map_err(|_| fail("this thread is exiting"))??;
+        Ok(Mapper {
+            id,
+            content: registered.content,
+            inner: registered.inner,
         })
     }
 
-    /// Maps one ended span in place. `attributes` is the span's attribute map, where the
-    /// attributes are written; `input` and `output` are its `genkit:input` and `genkit:output` as
-    /// the caller read them (once: a getter is never called twice), `threw` says whose getter
-    /// threw (bit 1 input, bit 2 output: that value is treated as unreadable, as the reference
-    /// path treats it); the other arguments are the span's subtype, `genkit:name`
-    /// (as `String()` gives it), status code, the `exception.type` / `exception.stacktrace` of
-    /// its exception event, its trace, span and parent span ids (hex), and its end time as the two
-    /// numbers of its HrTime (`span.endTime`: seconds, nanoseconds; rule 2 prices the call at that
-    /// time, at the time of mapping without them). Returns problem flags;
-    /// with `NEEDS_JS` or `PANIC` nothing was written. Never throws. `sinkCodes` and
-    /// `sinkValues`, when given, are the wrapper's attribute sink (`src/sink.rs`): the
-    /// attributes are recorded there for the wrapper's named stores (`js/sink.js`) instead of
-    /// being set on `attributes` (those past its room still are).
-    #[napi]
-    #[allow(clippy::too_many_arguments)]
-    pub fn map_span(
-        &self,
-        env: Env,
-        attributes: Object<'_>,
-        input: Option<Unknown<'_>>,
-        output: Option<Unknown<'_>>,
-        threw: u32,
-        subtype: Unknown<'_>,
-        name: Option<Unknown<'_>>,
-        status: u32,
-        exception_type: Option<String>,
-        exception_stacktrace: Option<String>,
-        trace_id: Option<Unknown<'_>>,
-        span_id: Option<Unknown<'_>>,
-        parent_span_id: Option<Unknown<'_>>,
-        end_seconds: Option<f64>,
-        end_nanos: Option<f64>,
-        sink_codes: Option<Unknown<'_>>,
-        sink_values: Option<Unknown<'_>>,
-    ) -> u32 {
-        quiet_panics();
-        let call = call_with_sink(&env, &attributes, sink_codes, sink_values);
-        let outcome = catch_unwind(AssertUnwindSafe(|| {
-            // The subtype and the ids are short ASCII strings: read into stack buffers, never
-            // allocated. A subtype that is not one (not a string, too long) maps nothing.
-            let mut subtype_buf = [0u8; 32];
-            let Some(subtype) = ascii_arg(call.env, subtype.raw(), &mut subtype_buf) else {
-                return 0;
-            };
-            // `genkit:name` as `String()` gave it: a short ASCII name (every real one) into a
-            // stack buffer, others copied as napi-rs converts a string (lone surrogates as
-            // U+FFFD).
-            let mut name_buf = [0u8; 80];
-            let name_copy: Option<String>;
-            let name = match name {
-                None => None,
-                Some(v) => match ascii_arg(call.env, v.raw(), &mut name_buf) {
-                    Some(s) => Some(s),
-                    None => {
-                        // SAFETY: `v` is a handle of the current call in its live `env`; a value
-                        // that is not a string is an `Err` (no exception is left pending).
-                        name_copy = unsafe { String::from_napi_value(call.env, v.raw()) }.ok();
-                        name_copy.as_deref()
-                    }
-                },
-            };
-            let trace_id = hex_arg::<16>(call.env, trace_id.map(|v| v.raw()));
-            let span_id = hex_arg::<8>(call.env, span_id.map(|v| v.raw()));
-            let parent_span_id = hex_arg::<8>(call.env, parent_span_id.map(|v| v.raw()));
-            with_buffers(|input_buf, output_buf| {
-                let got_input =
-                    read_lossy(&call, input.map(|v| v.raw()), threw & 1 != 0, input_buf);
-                let got_output =
-                    read_lossy(&call, output.map(|v| v.raw()), threw & 2 != 0, output_buf);
-                for got in [&got_input, &got_output] {
-                    match got {
-                        // The JavaScript side maps the span (its reference mapping: the value is
-                        // not copied again to normalise it).
-                        Got::TooLarge | Got::OutOfMemory => {
-                            return problem::NEEDS_JS | problem::OUT_OF_MEMORY
-                        }
-                        _ => {}
-                    }
-                }
-                let mut threw = 0;
-                if matches!(got_input, Got::Threw) {
-                    threw |= problem::ATTRIBUTE_TYPE | problem::INPUT_NOT_JSON;
-                }
-                if matches!(got_output, Got::Threw) {
-                    threw |= problem::ATTRIBUTE_TYPE | problem::OUTPUT_NOT_JSON;
-                }
-                let input = SpanInput {
-                    subtype: Some(subtype),
-                    name,
-                    input: matches!(got_input, Got::Str).then_some(input_buf.as_str()),
-                    output: matches!(got_output, Got::Str).then_some(output_buf.as_str()),
-                    conversation_id: None,
-                    status: Status::from_code(status),
-                    exception_type: exception_type.as_deref(),
-                    exception_stacktrace: exception_stacktrace.as_deref(),
-                    trace_id,
-                    span_id,
-                    parent_span_id,
-                    end_time_unix_nano: end_time(end_seconds, end_nanos),
-                };
-                // The state is borrowed only while the pure-Rust core runs; a re-entrant call
-                // (a getter that ends a span) finds it borrowed only if it re-enters from here,
-                // which cannot happen: no JavaScript runs inside `map`.
-                let Some(mut mapper) = try_lock(&self.inner) else {
-                    return problem::NEEDS_JS;
-                };
-                let mut mapped = mapper.map(&input);
-                let holds = if mapper.holds_tool_calls() {
-                    TOOL_CALL_STATE
-                } else {
-                    0
-                };
-                drop(mapper);
-                if matches!(got_input, Got::Threw) {
-                    // Absent-and-broken, as the reference path treats it: no input messages.
-                    mapped.attributes.retain(|(k, _)| {
-                        *k != "gen_ai.input.messages" && *k != "gen_ai.system_instructions"
-                    });
-                }
-                if mapped.problems & problem::NEEDS_JS != 0
-                    || mapped.attributes.iter().any(|(_, v)| has_json(v))
-                {
-                    return mapped.problems | problem::NEEDS_JS | holds;
-                }
-                let mut problems = mapped.problems | threw | holds;
-                for (key, value) in &mapped.attributes {
-                    // Numbers and booleans go into the sink as they are (no JavaScript value).
-                    if let (Some(sink), Some((kind, number))) = (&call.sink, sink_scalar(value)) {
-                        if sink.put(key.as_bytes(), kind, number, ptr::null_mut()) {
-                            continue;
-                        }
-                    }
-                    // Short ASCII strings as ranges of the sink's one text (no string made for each).
-                    if let Value::Str(text) = value {
-                        if call.put_text(key.as_bytes(), text) {
-                            continue;
-                        }
-                    }
-                    if !set(&call, key, js_value(&call, value)) {
-                        problems |= problem::ATTRIBUTE_TYPE;
-                    }
-                }
-                problems
-            })
-        }));
-        outcome.unwrap_or(problem::PANIC) | call.finish_sink()
+    /// This mapper's id (an integer from 1), the first argument of the binding's `mapSpan`,
+    /// `mapModelSpan` and `mapToolSpan`: valid on the thread that made the mapper while its
+    /// object is alive (those entries answer `PANIC`, map nothing, for any other number).
+    #[napi(getter)]
+    pub fn id(&self) -> u32 {
+        self.id
     }
 
     /// Whether the mapper keeps tool call id state (`true` when it cannot tell: busy).
@@ -573,6 +511,154 @@ impl Mapper {
         }))
         .unwrap_or(true)
     }
+}
+
+/// Maps one ended span in place with the [`Mapper`] whose [`Mapper::id`] is `mapper` (one of
+/// this thread's live mappers; any other number maps nothing and answers `PANIC`). `attributes`
+/// is the span's attribute map, where the attributes are written; `input` and `output` are its `genkit:input` and `genkit:output` as
+/// the caller read them (once: a getter is never called twice), `threw` says whose getter
+/// threw (bit 1 input, bit 2 output: that value is treated as unreadable, as the reference
+/// path treats it); the other arguments are the span's subtype, `genkit:name`
+/// (as `String()` gives it), status code, the `exception.type` / `exception.stacktrace` of
+/// its exception event, its trace, span and parent span ids (hex), and its end time as the two
+/// numbers of its HrTime (`span.endTime`: seconds, nanoseconds; rule 2 prices the call at that
+/// time, at the time of mapping without them). Returns problem flags;
+/// with `NEEDS_JS` or `PANIC` nothing was written. Never throws. `sinkCodes` and
+/// `sinkValues`, when given, are the wrapper's attribute sink (`src/sink.rs`): the
+/// attributes are recorded there for the wrapper's named stores (`js/sink.js`) instead of
+/// being set on `attributes` (those past its room still are).
+#[napi]
+#[allow(clippy::too_many_arguments)] // ok: napi arguments, one per JavaScript parameter
+pub fn map_span(
+    env: Env,
+    mapper: u32,
+    attributes: Object<'_>,
+    input: Unknown<'_>,
+    output: Unknown<'_>,
+    threw: u32,
+    subtype: Unknown<'_>,
+    name: Unknown<'_>,
+    status: u32,
+    exception_type: Option<String>,
+    exception_stacktrace: Option<String>,
+    trace_id: Unknown<'_>,
+    span_id: Unknown<'_>,
+    parent_span_id: Unknown<'_>,
+    end_seconds: Option<f64>,
+    end_nanos: Option<f64>,
+    sink_codes: Unknown<'_>,
+    sink_values: Unknown<'_>,
+) -> u32 {
+    quiet_panics();
+    let call = call_with_sink(&env, &attributes, Some(sink_codes), Some(sink_values));
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let Some(mapper) = registered(mapper) else {
+            return problem::PANIC;
+        };
+        // The subtype and the ids are short ASCII strings: read into stack buffers, never
+        // allocated. A subtype that is not one (not a string, too long) maps nothing.
+        let mut subtype_buf = [0u8; 32];
+        let Some(subtype) = ascii_arg(call.env, subtype.raw(), &mut subtype_buf) else {
+            return 0;
+        };
+        // `genkit:name` as `String()` gave it: a short ASCII name (every real one) into a
+        // stack buffer, others copied as napi-rs converts a string (lone surrogates as
+        // U+FFFD).
+        let mut name_buf = [0u8; 80];
+        let name_copy: Option<String>;
+        let name = match ascii_arg(call.env, name.raw(), &mut name_buf) {
+            Some(s) => Some(s),
+            None => {
+                // SAFETY: `name` is a handle of the current call in its live `env`; a value that
+                // is not a string (undefined: `String()` threw) is an `Err`, no exception left
+                // pending.
+                name_copy = unsafe { String::from_napi_value(call.env, name.raw()) }.ok();
+                name_copy.as_deref()
+            }
+        };
+        let trace_id = hex_arg::<16>(call.env, Some(trace_id.raw()));
+        let span_id = hex_arg::<8>(call.env, Some(span_id.raw()));
+        let parent_span_id = hex_arg::<8>(call.env, Some(parent_span_id.raw()));
+        with_buffers(|input_buf, output_buf| {
+            let got_input = read_lossy(&call, Some(input.raw()), threw & 1 != 0, input_buf);
+            let got_output = read_lossy(&call, Some(output.raw()), threw & 2 != 0, output_buf);
+            for got in [&got_input, &got_output] {
+                match got {
+                    // The JavaScript side maps the span (its reference mapping: the value is
+                    // not copied again to normalise it).
+                    Got::TooLarge | Got::OutOfMemory => {
+                        return problem::NEEDS_JS | problem::OUT_OF_MEMORY
+                    }
+                    _ => {}
+                }
+            }
+            let mut threw = 0;
+            if matches!(got_input, Got::Threw) {
+                threw |= problem::ATTRIBUTE_TYPE | problem::INPUT_NOT_JSON;
+            }
+            if matches!(got_output, Got::Threw) {
+                threw |= problem::ATTRIBUTE_TYPE | problem::OUTPUT_NOT_JSON;
+            }
+            let input = SpanInput {
+                subtype: Some(subtype),
+                name,
+                input: matches!(got_input, Got::Str).then_some(input_buf.as_str()),
+                output: matches!(got_output, Got::Str).then_some(output_buf.as_str()),
+                conversation_id: None,
+                status: Status::from_code(status),
+                exception_type: exception_type.as_deref(),
+                exception_stacktrace: exception_stacktrace.as_deref(),
+                trace_id,
+                span_id,
+                parent_span_id,
+                end_time_unix_nano: end_time(end_seconds, end_nanos),
+            };
+            // The state is borrowed only while the pure-Rust core runs; a re-entrant call
+            // (a getter that ends a span) finds it borrowed only if it re-enters from here,
+            // which cannot happen: no JavaScript runs inside `map`.
+            let Some(mut mapper) = try_lock(&mapper.inner) else {
+                return problem::NEEDS_JS;
+            };
+            let mut mapped = mapper.map(&input);
+            let holds = if mapper.holds_tool_calls() {
+                TOOL_CALL_STATE
+            } else {
+                0
+            };
+            drop(mapper);
+            if matches!(got_input, Got::Threw) {
+                // Absent-and-broken, as the reference path treats it: no input messages.
+                mapped.attributes.retain(|(k, _)| {
+                    *k != "gen_ai.input.messages" && *k != "gen_ai.system_instructions"
+                });
+            }
+            if mapped.problems & problem::NEEDS_JS != 0
+                || mapped.attributes.iter().any(|(_, v)| has_json(v))
+            {
+                return mapped.problems | problem::NEEDS_JS | holds;
+            }
+            let mut problems = mapped.problems | threw | holds;
+            for (key, value) in &mapped.attributes {
+                // Numbers and booleans go into the sink as they are (no JavaScript value).
+                if let (Some(sink), Some((kind, number))) = (&call.sink, sink_scalar(value)) {
+                    if sink.put(key.as_bytes(), kind, number, ptr::null_mut()) {
+                        continue;
+                    }
+                }
+                // Short ASCII strings as ranges of the sink's one text (no string made for each).
+                if let Value::Str(text) = value {
+                    if call.put_text(key.as_bytes(), text) {
+                        continue;
+                    }
+                }
+                if !set(&call, key, js_value(&call, value)) {
+                    problems |= problem::ATTRIBUTE_TYPE;
+                }
+            }
+            problems
+        })
+    }));
+    outcome.unwrap_or(problem::PANIC) | call.finish_sink()
 }
 
 /// An HrTime's nanoseconds since the Unix epoch (as the OTLP encoding writes it); `None` unless both
