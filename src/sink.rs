@@ -370,15 +370,9 @@ impl Sink {
     /// Records `key` = the value `kind`/`number`/`value` describes; `false` when the sink has no
     /// room or napi refused (the caller then writes the attribute itself).
     pub(crate) fn put(&self, key: &[u8], kind: u32, number: f64, value: sys::napi_value) -> bool {
-        let i = self.len.get();
-        let key_index = key_code(key, self.next_key.get());
-        if key_index > 0 {
-            self.next_key.set(key_index as usize);
-        }
-        let needs = u32::from(key_index == 0) + u32::from(kind == VALUE);
-        if self.broken.get() || i >= self.room || self.next_value.get() + needs > self.values_len {
+        let Some((i, key_index)) = self.room_for(key, u32::from(kind == VALUE)) else {
             return false;
-        }
+        };
         // The slot first, so nothing is pushed for an entry that cannot be recorded.
         let Ok(mut entries) = self.entries.try_borrow_mut() else {
             return false;
@@ -386,14 +380,9 @@ impl Sink {
         let Some(slot) = entries.get_mut(i) else {
             return false;
         };
-        let mut name = ptr::null_mut();
-        if key_index == 0 {
-            // The writers' keys are ASCII, valid Latin-1.
-            name = self.latin1(key);
-            if name.is_null() || !self.push_value(name) {
-                return false;
-            }
-        }
+        let Some(name) = self.push_key(key, key_index) else {
+            return false;
+        };
         if kind == VALUE && !self.push_value(value) {
             // The name went in without its value: step back over it.
             if key_index == 0 {
@@ -412,17 +401,40 @@ impl Sink {
         true
     }
 
+    /// Whether one more entry for `key` fits, with `extra` value slots besides its name's (a key
+    /// [`KEYS`] does not list takes one for its name): `(its index, the key's code)`, `None` when
+    /// the sink is broken or full.
+    fn room_for(&self, key: &[u8], extra: u32) -> Option<(usize, u32)> {
+        let i = self.len.get();
+        let key_index = key_code(key, self.next_key.get());
+        let needs = u32::from(key_index == 0) + extra;
+        if self.broken.get() || i >= self.room || self.next_value.get() + needs > self.values_len {
+            return None;
+        }
+        Some((i, key_index))
+    }
+
+    /// The key part of an entry being recorded: a key [`KEYS`] lists (`key_index > 0`) becomes
+    /// the next search's start and has no name (null); another has its name made and pushed into
+    /// `values`. `None` when napi refused (nothing pushed).
+    fn push_key(&self, key: &[u8], key_index: u32) -> Option<sys::napi_value> {
+        if key_index > 0 {
+            self.next_key.set(key_index as usize);
+            return Some(ptr::null_mut());
+        }
+        // The writers' keys are ASCII, valid Latin-1.
+        let name = self.latin1(key);
+        (!name.is_null() && self.push_value(name)).then_some(name)
+    }
+
     /// Records `key` = the ASCII string `text` as a [`SLICE`] of the call's text; `false` when
     /// `text` is longer than [`SLICE_MAX`] or not ASCII, the sink has no room, the text cannot
     /// grow (no memory), or napi refused (the caller then makes the string itself).
     pub(crate) fn put_slice(&self, key: &[u8], text: &str) -> bool {
-        let i = self.len.get();
         let first = self.text_at.get().is_none();
-        let key_index = key_code(key, self.next_key.get());
-        let needs = u32::from(key_index == 0) + u32::from(first);
-        if self.broken.get() || i >= self.room || self.next_value.get() + needs > self.values_len {
+        let Some((i, key_index)) = self.room_for(key, u32::from(first)) else {
             return false;
-        }
+        };
         let (Ok(mut entries), Ok(mut buffer)) =
             (self.entries.try_borrow_mut(), self.text.try_borrow_mut())
         else {
@@ -438,17 +450,9 @@ impl Sink {
         let Some(slot) = entries.get_mut(i) else {
             return false;
         };
-        if key_index > 0 {
-            self.next_key.set(key_index as usize);
-        }
-        let mut name = ptr::null_mut();
-        if key_index == 0 {
-            // The writers' keys are ASCII, valid Latin-1.
-            name = self.latin1(key);
-            if name.is_null() || !self.push_value(name) {
-                return false;
-            }
-        }
+        let Some(name) = self.push_key(key, key_index) else {
+            return false;
+        };
         if first {
             // The text's element, reserved here and set in `finish` (one `napi_set_element`, not
             // two): until then it is left as it is, and read only once set (when it cannot be,
