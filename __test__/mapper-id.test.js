@@ -16,28 +16,11 @@ const { GenkitForMaple, newMapper } = require("../js/processor")
 const { resolveOptions } = require("../js/options")
 const { P } = require("../js/mapping")
 const { load } = require("./helpers/fixtures.js")
+const { copyOf, shell } = require("./helpers/spans.js")
 
 const spans = load("genkit-1.42-spans.jsonl")
 const modelRow = spans.find((r) => r.attributes["genkit:metadata:subtype"] === "model" && r.status?.code !== 2)
 const toolRow = spans.find((r) => r.attributes["genkit:metadata:subtype"] === "tool" && r.status?.code !== 2)
-
-function copyOf(attributes) {
-  const a = {}
-  for (const [k, v] of Object.entries(attributes)) a[k] = v
-  return a
-}
-
-function shell(row, attributes) {
-  return {
-    name: row.name,
-    attributes,
-    spanContext: () => ({ traceId: row.traceId, spanId: row.spanId, traceFlags: 1 }),
-    parentSpanContext: row.parentSpanId ? { spanId: row.parentSpanId } : undefined,
-    status: row.status ?? { code: 0 },
-    events: row.events ?? [],
-    endTime: row.endTime,
-  }
-}
 
 const added = (a, row) => Object.keys(a).filter((k) => !(k in row.attributes))
 

@@ -16,30 +16,12 @@ const { resolveOptions } = require("../js/options")
 const sink = require("../js/sink")
 const { P } = require("../js/mapping")
 const { load } = require("./helpers/fixtures.js")
+const { copyOf, shell } = require("./helpers/spans.js")
 
 const root = path.join(__dirname, "..")
 const spans = load("genkit-1.42-spans.jsonl")
 const modelRows = spans.filter((r) => r.attributes["genkit:metadata:subtype"] === "model")
 const toolRows = spans.filter((r) => r.attributes["genkit:metadata:subtype"] === "tool")
-
-/** A fresh attribute map built key by key, as the SDK's setAttribute builds it. */
-function copyOf(attributes) {
-  const a = {}
-  for (const [k, v] of Object.entries(attributes)) a[k] = v
-  return a
-}
-
-function shell(row, attributes) {
-  return {
-    name: row.name,
-    attributes,
-    spanContext: () => ({ traceId: row.traceId, spanId: row.spanId, traceFlags: 1 }),
-    parentSpanContext: row.parentSpanId ? { spanId: row.parentSpanId } : undefined,
-    status: row.status ?? { code: 0 },
-    events: row.events ?? [],
-    endTime: row.endTime,
-  }
-}
 
 const entries = (a) => Object.keys(a).map((k) => [k, a[k]])
 /** The sink's code of `key` with value kind `kind` (src/sink.rs, Layout). */
@@ -172,7 +154,11 @@ test("flush: SLICE values are consecutive ranges of the one text, wherever the t
 test("the binding sends a span's ASCII strings as ranges of one text (SLICE), and writes them itself when that text cannot be set", () => {
   const reference = new GenkitForMaple({ mode: "reference" })
   const complete = new GenkitForMaple({ mode: "complete" })
-  for (const row of [...modelRows.slice(0, 4), ...toolRows.slice(0, 3)]) {
+  // Tool spans whose result is a JSON string (its text goes in as a range; an object result as
+  // written is the call's own output value, ARGUMENT).
+  const stringResults = toolRows.filter((r) => typeof r.attributes["genkit:output"] === "string" && r.attributes["genkit:output"].startsWith('"'))
+  assert.ok(stringResults.length >= 2)
+  for (const row of [...modelRows.slice(0, 4), ...stringResults.slice(0, 3)]) {
     const expected = copyOf(row.attributes)
     reference.onEnd(shell(row, expected))
     // A sink of the caller's: which kinds the binding recorded.
@@ -188,7 +174,7 @@ test("the binding sends a span's ASCII strings as ranges of one text (SLICE), an
         if (kinds[i] === 0) v++
         else if (kinds[i] === sink.SLICE) textAt = v
       }
-      flags |= sink.write(a, { codes, values }, false)
+      flags |= sink.write(a, { codes, values }, false, a["genkit:input"], a["genkit:output"])
       return { a, flags, kinds, textAt }
     }
     const plainValues = () => Array.from({ length: 128 }, () => undefined)
@@ -335,7 +321,7 @@ test("a sink that is full, missing or not a sink: the same attributes, in the sa
       const [codes, values] = make()
       let flags = referenceCall(row, a, reference.rulesId, codes, values)
       if (values !== undefined && codes instanceof Float64Array && Array.isArray(values)) {
-        flags |= sink.write(a, { codes, values }, false)
+        flags |= sink.write(a, { codes, values }, false, a["genkit:input"], a["genkit:output"])
       }
       assert.equal(flags & (P.NEEDS_JS | P.PANIC | P.WRITE_FAILED), 0, `${row.name} ${name}`)
       assert.deepEqual(Object.fromEntries(entries(a)), Object.fromEntries(entries(expected)), `${row.name} ${name}`)
@@ -438,4 +424,71 @@ test("complete mode: a sink whose buffer is detached before or during the call: 
   assert.equal(during, 1, "the codes were detached inside the call")
   assert.equal(flags & (P.NEEDS_JS | P.PANIC), 0)
   assert.deepEqual(plain(c), plain(expected))
+})
+
+/** The binding's call for tool span `row` on its copy `a` in `mode`, with the sink `codes`/`values`, after what the wrapper writes first. */
+function toolCall(mode, rulesId, row, a, codes, values) {
+  if (mode === "reference") return referenceCall(row, a, rulesId, codes, values)
+  require("../js/mapping").mapToolOperation(a)
+  return native.mapSpan(rulesId, a, a["genkit:input"], a["genkit:output"], 0, "tool", String(a["genkit:name"]), row.status?.code ?? 0, undefined, undefined, row.traceId, row.spanId, row.parentSpanId, undefined, undefined, codes, values)
+}
+
+test("a tool span's arguments and JSON result as written come back as the call's own values (ARGUMENT), not as elements of values", () => {
+  const kindsOf = (codes) => Array.from({ length: codes[0] }, (_, i) => [codes[1 + 2 * i] & ((1 << sink.KIND_BITS) - 1), codes[2 + 2 * i]])
+  for (const mode of ["reference", "complete"]) {
+    const p = new GenkitForMaple({ mode })
+    let named = 0
+    for (const row of toolRows) {
+      const expected = copyOf(row.attributes)
+      new GenkitForMaple({ mode }).onEnd(shell(row, expected))
+      const a = copyOf(row.attributes)
+      const codes = new Float64Array(129)
+      const values = Array.from({ length: 128 }, () => undefined)
+      let flags = toolCall(mode, p.rulesId, row, a, codes, values)
+      assert.equal(flags & (P.NEEDS_JS | P.PANIC), 0, `${mode} ${row.name}`)
+      const kinds = kindsOf(codes)
+      const args = kinds.filter(([kind]) => kind === sink.ARGUMENT)
+      for (const [, which] of args) assert.ok(which === 0 || which === 1, `${mode} ${row.name}: argument ${which}`)
+      named += args.length
+      // Written from the values handed to write: swapped ones land where the entries say.
+      const swapped = copyOf(a)
+      sink.write(swapped, { codes: Float64Array.from(codes), values: [...values] }, false, "IN", "OUT")
+      for (const [key, value] of Object.entries(swapped)) {
+        if (value === "IN") assert.equal(expected[key], row.attributes["genkit:input"], `${mode} ${row.name} ${key}: the input`)
+        if (value === "OUT") assert.equal(expected[key], row.attributes["genkit:output"], `${mode} ${row.name} ${key}: the output`)
+      }
+      flags |= sink.write(a, { codes, values }, false, a["genkit:input"], a["genkit:output"])
+      if (mode === "reference") assert.deepEqual(entries(a), entries(expected), `${mode} ${row.name}`)
+      else for (const key of ["gen_ai.tool.call.arguments", "gen_ai.tool.call.result"]) assert.equal(a[key], expected[key], `${mode} ${row.name} ${key}`)
+    }
+    // Every corpus tool span's arguments are an object written as it is.
+    assert.ok(named >= toolRows.length, `${mode}: ${named} ARGUMENT entries over ${toolRows.length} tool spans`)
+  }
+})
+
+test("a value that only looks like an argument is not one: scrubbed arguments, and complete mode's input with a lone surrogate (written with U+FFFD)", () => {
+  const row = toolRows[0]
+  const kinds = (codes) => Array.from({ length: codes[0] }, (_, i) => codes[1 + 2 * i] & ((1 << sink.KIND_BITS) - 1))
+  const secret = JSON.stringify({ city: "Paris", token: "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789" })
+  const lone = '{"city":"Par\ud800is"}'
+  for (const [mode, input, want] of [
+    ["reference", secret, (v) => v !== secret && !v.includes("abcdefghijklmnop")],
+    ["complete", secret, (v) => v !== secret && !v.includes("abcdefghijklmnop")],
+    ["complete", lone, (v) => v === '{"city":"Par\ufffdis"}'],
+  ]) {
+    const p = new GenkitForMaple({ mode })
+    const a = copyOf(row.attributes)
+    a["genkit:input"] = input
+    const codes = new Float64Array(129)
+    const values = Array.from({ length: 128 }, () => undefined)
+    const flags = toolCall(mode, p.rulesId, row, a, codes, values)
+    assert.equal(flags & (P.NEEDS_JS | P.PANIC), 0, mode)
+    const argumentEntries = kinds(codes).filter((k) => k === sink.ARGUMENT).length
+    sink.write(a, { codes, values }, false, a["genkit:input"], a["genkit:output"])
+    const written = a["gen_ai.tool.call.arguments"]
+    assert.equal(typeof written, "string", `${mode}: arguments written`)
+    assert.ok(want(written), `${mode}: ${JSON.stringify(written)}`)
+    // Only the result (a JSON value as written) may still be an argument.
+    assert.ok(argumentEntries <= 1, `${mode}: ${argumentEntries} ARGUMENT entries`)
+  }
 })

@@ -1,8 +1,9 @@
 "use strict"
 // Complete mode in the processor (issue 10): model, tool and tool.v2 spans go through the core's
-// whole-span mapping (native `Mapper.mapSpan`, core/src/span.rs and core/src/complete.rs, where
-// every rule lives); flow and agent spans keep their JS fast path (no native call) and call the
-// native `errorType` only when they failed. The pure-JS mapping carries reference mode only.
+// whole-span mapping (the binding's `mapSpan`, given a `Mapper` by its id; core/src/span.rs and
+// core/src/complete.rs, where every rule lives); flow and agent spans keep their JS fast path (no
+// native call) and call the native `errorType` only when they failed. The pure-JS mapping carries
+// reference mode only.
 
 const js = require("./mapping")
 const { P } = js
@@ -114,8 +115,10 @@ function mapComplete(mapperId, native, span, attrs, subtype, guard) {
   const threw = (input === js.THREW ? 1 : 0) | (output === js.THREW ? 2 : 0)
   // A direct call (not a spread of an argument array): this runs for every model and tool span.
   let out = sink.take()
-  let result = native.mapSpan(mapperId, attrs, threw & 1 ? undefined : input, threw & 2 ? undefined : output, threw, subtype, name, status, type, stack, traceId, spanId, parent, endSeconds, endNanos, out.codes, out.values)
-  result |= sink.flush(attrs, out, (result & (P.NEEDS_JS | P.PANIC)) !== 0)
+  const inputValue = threw & 1 ? undefined : input
+  const outputValue = threw & 2 ? undefined : output
+  let result = native.mapSpan(mapperId, attrs, inputValue, outputValue, threw, subtype, name, status, type, stack, traceId, spanId, parent, endSeconds, endNanos, out.codes, out.values)
+  result |= sink.flush(attrs, out, (result & (P.NEEDS_JS | P.PANIC)) !== 0, inputValue, outputValue)
   // The mapper keeps tool call id state (native TOOL_CALL_STATE): passed on to the processor.
   let state = result & native.TOOL_CALL_STATE
   if (result & (P.NEEDS_JS | P.PANIC)) {
@@ -136,7 +139,7 @@ function mapComplete(mapperId, native, span, attrs, subtype, guard) {
       copy === undefined
         ? P.NEEDS_JS
         : native.mapSpan(mapperId, copy, copy["genkit:input"], copy["genkit:output"], threw, subtype, name, status, type, stack, traceId, spanId, parent, endSeconds, endNanos, out.codes, out.values)
-    result |= sink.flush(attrs, out, (result & (P.NEEDS_JS | P.PANIC)) !== 0)
+    result |= sink.flush(attrs, out, (result & (P.NEEDS_JS | P.PANIC)) !== 0, copy?.["genkit:input"], copy?.["genkit:output"])
     state |= result & native.TOOL_CALL_STATE
     if (result & (P.NEEDS_JS | P.PANIC)) {
       // Last resort: the reference mapping in JS.

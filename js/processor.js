@@ -125,8 +125,10 @@ function mapModelNative(native, attrs, rules, guard) {
   const output = js.read(attrs, "genkit:output")
   const inputThrew = input === js.THREW
   const out = sink.take()
-  let flags = native.mapModelSpan(attrs, inputThrew ? undefined : input, output === js.THREW ? undefined : output, inputThrew, rules, stringSlice, stringConcat, out.codes, out.values)
-  flags |= sink.flush(attrs, out, (flags & TO_JS) !== 0)
+  const inputValue = inputThrew ? undefined : input
+  const outputValue = output === js.THREW ? undefined : output
+  let flags = native.mapModelSpan(attrs, inputValue, outputValue, inputThrew, rules, stringSlice, stringConcat, out.codes, out.values)
+  flags |= sink.flush(attrs, out, (flags & TO_JS) !== 0, inputValue, outputValue)
   if (flags & TO_JS) return (flags & (P.PANIC | P.OUT_OF_MEMORY)) | guarded(attrs, guard, (t) => js.mapModelAttributes(t, input, output))
   return (
     flags |
@@ -148,8 +150,10 @@ function mapToolNative(native, attrs, rules, guard) {
   const inputThrew = input === js.THREW
   const outputThrew = output === js.THREW
   const out = sink.take()
-  let flags = native.mapToolSpan(attrs, outputThrew ? undefined : output, rules, stringSlice, inputThrew ? undefined : input, !inputThrew, out.codes, out.values)
-  flags |= sink.flush(attrs, out, (flags & TO_JS) !== 0)
+  const inputValue = inputThrew ? undefined : input
+  const outputValue = outputThrew ? undefined : output
+  let flags = native.mapToolSpan(attrs, outputValue, rules, stringSlice, inputValue, !inputThrew, out.codes, out.values)
+  flags |= sink.flush(attrs, out, (flags & TO_JS) !== 0, inputValue, outputValue)
   const threw = (inputThrew ? P.ATTRIBUTE_TYPE : 0) | (outputThrew ? P.ATTRIBUTE_TYPE | P.TOOL_OUTPUT_NOT_JSON : 0)
   if (flags & TO_JS) {
     const write = (t) => js.mapToolArguments(t, input) | (outputThrew ? 0 : js.mapToolResult(t, output))

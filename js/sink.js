@@ -17,6 +17,9 @@ const KIND_BITS = 3
 /** The kind of a value that is a range of the call's one text (src/sink.rs `SLICE`). */
 const SLICE = 6
 
+/** The kind of a value that is the call's own `genkit:input` (number 0) or `genkit:output` (1) (src/sink.rs `ARGUMENT`). */
+const ARGUMENT = 7
+
 /** `String.prototype.slice` as it is when this module loads, called on a string. */
 const sliceOf = Function.prototype.call.bind(String.prototype.slice)
 
@@ -125,12 +128,13 @@ function take() {
 /**
  * Writes what the binding recorded in `sink` into `attrs`, in the order it recorded them (a
  * SLICE value is the binding's text, the element of `values` where the first one was recorded,
- * from the previous SLICE's end to its number). With
+ * from the previous SLICE's end to its number; an ARGUMENT value is `input` or `output`, the
+ * `genkit:input` and `genkit:output` values the binding call was given). With
  * `discard`, writes nothing (the span is mapped again in JavaScript). Either way the sink lets go
  * of the span's values. Returns WRITE_FAILED when an assignment threw (a setter, a Proxy trap, a
  * frozen map); the other attributes are still written.
  */
-function write(attrs, sink, discard) {
+function write(attrs, sink, discard, input, output) {
   const { codes, values } = sink
   const n = codes[0]
   let flags = 0
@@ -148,7 +152,8 @@ function write(attrs, sink, discard) {
     else if (kind === SLICE) {
       if (text === undefined) text = values[v++]
       at = codes[2 + 2 * i]
-    } else value = scalar(codes, i, kind)
+    } else if (kind === ARGUMENT) value = codes[2 + 2 * i] === 0 ? input : output
+    else value = scalar(codes, i, kind)
     if (discard) continue
     try {
       if (kind === SLICE) value = sliceOf(text, start, at)
@@ -164,8 +169,8 @@ function write(attrs, sink, discard) {
 }
 
 /** [`write`], then gives the sink (one `take` returned) back for the next call. */
-function flush(attrs, sink, discard) {
-  const flags = write(attrs, sink, discard)
+function flush(attrs, sink, discard, input, output) {
+  const flags = write(attrs, sink, discard, input, output)
   // A sink whose buffer was detached (transferred by code that reached it) is not reused.
   if (sink.codes.length === 0) return flags
   sink.next = free
@@ -173,4 +178,4 @@ function flush(attrs, sink, discard) {
   return flags
 }
 
-module.exports = { take, write, flush, useConstants, constants, KIND_BITS, SLICE }
+module.exports = { take, write, flush, useConstants, constants, KIND_BITS, SLICE, ARGUMENT }

@@ -654,15 +654,19 @@ fn call_of(env: &Env, attributes: &Object<'_>) -> Call {
 }
 
 /// [`call_of`] with the wrapper's sink (`codes`, `values`: `src/sink.rs`), when it gave one that
-/// can be read.
+/// can be read; `arguments`: the handles of the call's `genkit:input` and `genkit:output`
+/// arguments (null when not given), which the sink names instead of passing them back.
 fn call_with_sink(
     env: &Env,
     attributes: &Object<'_>,
     codes: Option<Unknown<'_>>,
     values: Option<Unknown<'_>>,
+    arguments: [sys::napi_value; 2],
 ) -> Call {
     let sink = match (codes, values) {
-        (Some(codes), Some(values)) => sink::Sink::of(env.raw(), codes.raw(), values.raw()),
+        (Some(codes), Some(values)) => {
+            sink::Sink::of(env.raw(), codes.raw(), values.raw(), arguments)
+        }
         _ => None,
     };
     Call {
@@ -702,7 +706,13 @@ pub fn map_model_span(
     sink_values: Option<Unknown<'_>>,
 ) -> u32 {
     quiet_panics();
-    let call = call_with_sink(&env, &attributes, sink_codes, sink_values);
+    let call = call_with_sink(
+        &env,
+        &attributes,
+        sink_codes,
+        sink_values,
+        [input.raw(), output.raw()],
+    );
     let rules = match content::rules_of(mapper) {
         Ok(rules) => rules,
         Err(flags) => return flags | call.finish_sink(),
@@ -827,7 +837,8 @@ pub fn map_tool_span(
     sink_values: Option<Unknown<'_>>,
 ) -> u32 {
     quiet_panics();
-    let call = call_with_sink(&env, &attributes, sink_codes, sink_values);
+    let arguments = [input.map_or(ptr::null_mut(), |v| v.raw()), output.raw()];
+    let call = call_with_sink(&env, &attributes, sink_codes, sink_values, arguments);
     let rules = match content::rules_of(mapper) {
         Ok(rules) => rules,
         Err(flags) => return flags | call.finish_sink(),

@@ -85,7 +85,7 @@ pub(crate) fn core_mapper(options: MapperOptions) -> napi::Result<span::Mapper> 
     })
 }
 
-/// Not a problem: set in what `Mapper.mapSpan` returns when, after the call, the mapper keeps
+/// Not a problem: set in what `mapSpan` returns when, after the call, the mapper keeps
 /// tool call id state for some trace (rule 5), and what `Mapper.spanEnded` answers with. Without
 /// it the wrapper need not call `spanEnded` when a root span ends (each call costs about half a
 /// microsecond of napi-rs method overhead, on every flow and every non-Genkit root span).
@@ -183,7 +183,10 @@ pub(crate) fn try_lock(mapper: &Mutex<span::Mapper>) -> Option<MutexGuard<'_, sp
 
 /// What [`read_lossy`] found.
 enum Got {
+    /// A string, in the buffer as it is.
     Str,
+    /// A string with a lone surrogate, in the buffer with U+FFFD in its place.
+    Lossy,
     Absent,
     Threw,
     /// Longer than [`super::HANDOFF_UNITS`]: not copied (issue 13's memory policy); the span is
@@ -262,7 +265,7 @@ fn read_lossy_units(call: &Call, value: sys::napi_value, buf: &mut String) -> Go
             for c in char::decode_utf16(units.iter().copied()) {
                 buf.push(c.unwrap_or(char::REPLACEMENT_CHARACTER));
             }
-            Got::Str
+            Got::Lossy
         }
     }
 }
@@ -550,7 +553,14 @@ pub fn map_span(
     sink_values: Unknown<'_>,
 ) -> u32 {
     quiet_panics();
-    let call = call_with_sink(&env, &attributes, Some(sink_codes), Some(sink_values));
+    let arguments = [input.raw(), output.raw()];
+    let call = call_with_sink(
+        &env,
+        &attributes,
+        Some(sink_codes),
+        Some(sink_values),
+        arguments,
+    );
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let Some(mapper) = registered(mapper) else {
             return problem::PANIC;
@@ -602,8 +612,8 @@ pub fn map_span(
             let input = SpanInput {
                 subtype: Some(subtype),
                 name,
-                input: matches!(got_input, Got::Str).then_some(input_buf.as_str()),
-                output: matches!(got_output, Got::Str).then_some(output_buf.as_str()),
+                input: matches!(got_input, Got::Str | Got::Lossy).then_some(input_buf.as_str()),
+                output: matches!(got_output, Got::Str | Got::Lossy).then_some(output_buf.as_str()),
                 conversation_id: None,
                 status: Status::from_code(status),
                 exception_type: exception_type.as_deref(),
@@ -638,6 +648,21 @@ pub fn map_span(
                 return mapped.problems | problem::NEEDS_JS | holds;
             }
             let mut problems = mapped.problems | threw | holds;
+            // The arguments read as they are: a value that is all of one (a tool's arguments, a
+            // JSON result as written) is written as the JavaScript value itself, which the sink
+            // names as the call's argument (no string made, no element set).
+            let exact = [
+                (
+                    matches!(got_input, Got::Str),
+                    input_buf.as_str(),
+                    arguments[0],
+                ),
+                (
+                    matches!(got_output, Got::Str),
+                    output_buf.as_str(),
+                    arguments[1],
+                ),
+            ];
             for (key, value) in &mapped.attributes {
                 // Numbers and booleans go into the sink as they are (no JavaScript value).
                 if let (Some(sink), Some((kind, number))) = (&call.sink, sink_scalar(value)) {
@@ -645,8 +670,17 @@ pub fn map_span(
                         continue;
                     }
                 }
-                // Short ASCII strings as ranges of the sink's one text (no string made for each).
                 if let Value::Str(text) = value {
+                    let whole = exact.iter().find(|(read, buf, _)| {
+                        *read && buf.len() == text.len() && ptr::eq(buf.as_ptr(), text.as_ptr())
+                    });
+                    if let Some((_, _, raw)) = whole {
+                        if set(&call, key, *raw) {
+                            continue;
+                        }
+                    }
+                    // Short ASCII strings as ranges of the sink's one text (no string made for
+                    // each).
                     if call.put_text(key.as_bytes(), text) {
                         continue;
                     }

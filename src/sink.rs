@@ -20,7 +20,8 @@
 //!   is not in it (its name is then the next element of `values`); `kind` is [`VALUE`] (the value
 //!   is the next element of `values`), [`NUMBER`] (`codes[2 + 2i]`), [`TRUE`], [`FALSE`],
 //!   [`CONSTANT`] (the string `CONSTANTS[codes[2 + 2i]]`), [`CONSTANT_LIST`] (a new array of
-//!   that one string) or [`SLICE`] (a range of the call's text: below).
+//!   that one string), [`SLICE`] (a range of the call's text: below) or [`ARGUMENT`] (the call's
+//!   own `genkit:input` (`codes[2 + 2i]` 0) or `genkit:output` (1) value, which the wrapper holds).
 //! - `values`, an `Array` whose elements the writers set in order (`napi_set_element` on an own
 //!   element: no setter runs).
 //!
@@ -58,11 +59,15 @@ pub(crate) const CONSTANT: u32 = 4;
 pub(crate) const CONSTANT_LIST: u32 = 5;
 /// The value is a range of the call's text (module docs), ending at the entry's number.
 pub(crate) const SLICE: u32 = 6;
+/// The value is one of the call's arguments as the wrapper passed it: its `genkit:input` (the
+/// entry's number 0) or `genkit:output` (1), which the wrapper holds (a tool span's arguments and
+/// a JSON result as written: no element of `values` set, about 800 instructions a value).
+pub(crate) const ARGUMENT: u32 = 7;
 /// Bits of a code below its key.
 const KIND_BITS: u32 = 3;
 // Every kind fits its bits, and every code (the last key's, with the highest kind) is exact in
 // the f64 of `codes` and in the wrapper's 32-bit `>>>` and `&`.
-const _: () = assert!(SLICE < 1 << KIND_BITS);
+const _: () = assert!(SLICE < 1 << KIND_BITS && ARGUMENT < 1 << KIND_BITS);
 const _: () = assert!(((KEYS.len() as u64 + 1) << KIND_BITS) < 1 << 31);
 
 /// Values the writers write on most spans, named by their index ([`CONSTANT`],
@@ -206,7 +211,7 @@ struct Entry {
     start: u32,
     /// The number of a [`NUMBER`] entry.
     number: f64,
-    /// The value of a [`VALUE`] entry (a handle of the current call), else null.
+    /// The value of a [`VALUE`] or [`ARGUMENT`] entry (a handle of the current call), else null.
     value: sys::napi_value,
     /// The key's name for a key not in [`KEYS`] (a handle of the current call), else null.
     name: sys::napi_value,
@@ -235,8 +240,6 @@ pub(crate) struct Sink {
     entries: RefCell<[Entry; ENTRIES]>,
     /// Entries recorded.
     len: Cell<usize>,
-    /// Entries `codes` had room for when the call began.
-    room: usize,
     /// Elements of `values` written.
     next_value: Cell<u32>,
     /// Elements `values` had when the call began.
@@ -250,6 +253,9 @@ pub(crate) struct Sink {
     text: RefCell<Vec<u8>>,
     /// The element of `values` the text goes into, once a [`SLICE`] entry is recorded.
     text_at: Cell<Option<u32>>,
+    /// The handles of the call's `genkit:input` and `genkit:output` arguments ([`ARGUMENT`]);
+    /// null for one the call was not given.
+    arguments: [sys::napi_value; 2],
 }
 
 impl Drop for Sink {
@@ -262,13 +268,9 @@ impl Drop for Sink {
     }
 }
 
-/// The elements of the `Float64Array` `codes` (pointer, length), or `None` when it is not one;
-/// with `to_write`, also `None` when it is over a `SharedArrayBuffer`.
-fn float64_elements(
-    env: sys::napi_env,
-    codes: sys::napi_value,
-    to_write: bool,
-) -> Option<(*mut f64, usize)> {
+/// The elements of the `Float64Array` `codes` (pointer, length), or `None` when it is not one or
+/// is over a `SharedArrayBuffer`.
+fn float64_elements(env: sys::napi_env, codes: sys::napi_value) -> Option<(*mut f64, usize)> {
     let mut kind = sys::TypedarrayType::int8_array;
     let mut length = 0usize;
     let mut data = ptr::null_mut();
@@ -295,9 +297,6 @@ fn float64_elements(
     {
         return None;
     }
-    if !to_write {
-        return Some((data, length));
-    }
     // Not over a SharedArrayBuffer: another thread could access that memory while `finish`
     // writes it (`napi_is_arraybuffer` is false for a shared one).
     let mut plain = false;
@@ -307,18 +306,21 @@ fn float64_elements(
 }
 
 impl Sink {
-    /// The sink of `codes` (a `Float64Array` of at least 3 elements) and `values` (an `Array`);
-    /// `None` when either is something else (the writers then write into the attribute map).
+    /// The sink of `codes` (a `Float64Array` of `1 + 2 *` [`ENTRIES`] elements, the wrapper's)
+    /// and `values` (an `Array`); `None` when `values` is something else (the writers then write
+    /// into the attribute map). `codes` is read only in [`Sink::finish`], which writes every entry
+    /// into the attribute map itself when it is not such a typed array (any more): asked here too,
+    /// its `napi_get_typedarray_info` cost about 500 instructions a call for an answer the
+    /// wrapper's sink never changes.
+    /// `arguments`: the handles of the call's `genkit:input` and `genkit:output` values as the
+    /// wrapper passed them (null when not given), which the wrapper gets back as [`ARGUMENT`]
+    /// entries instead of elements of `values`.
     pub(crate) fn of(
         env: sys::napi_env,
         codes: sys::napi_value,
         values: sys::napi_value,
+        arguments: [sys::napi_value; 2],
     ) -> Option<Sink> {
-        // Only its length now; `finish` checks it again before writing.
-        let (_, length) = float64_elements(env, codes, false)?;
-        if length < 3 {
-            return None;
-        }
         let mut is_array = false;
         // SAFETY: live `env`, valid out-pointer.
         unsafe { sys::napi_is_array(env, values, &mut is_array) };
@@ -338,13 +340,13 @@ impl Sink {
             values,
             entries: RefCell::new([EMPTY; ENTRIES]),
             len: Cell::new(0),
-            room: ((length - 1) / 2).min(ENTRIES),
             next_value: Cell::new(0),
             values_len,
             broken: Cell::new(false),
             next_key: Cell::new(0),
             text: RefCell::new(TEXT.take()),
             text_at: Cell::new(None),
+            arguments,
         })
     }
 
@@ -370,6 +372,16 @@ impl Sink {
     /// Records `key` = the value `kind`/`number`/`value` describes; `false` when the sink has no
     /// room or napi refused (the caller then writes the attribute itself).
     pub(crate) fn put(&self, key: &[u8], kind: u32, number: f64, value: sys::napi_value) -> bool {
+        // One of the call's own arguments, written as it is, is named by its position. Handles
+        // are equal only for the same slot: the argument itself.
+        let argument = match kind {
+            VALUE if !value.is_null() => self.arguments.iter().position(|&a| a == value),
+            _ => None,
+        };
+        let (kind, number) = match argument {
+            Some(at) => (ARGUMENT, at as f64),
+            None => (kind, number),
+        };
         let Some((i, key_index)) = self.room_for(key, u32::from(kind == VALUE)) else {
             return false;
         };
@@ -408,7 +420,7 @@ impl Sink {
         let i = self.len.get();
         let key_index = key_code(key, self.next_key.get());
         let needs = u32::from(key_index == 0) + extra;
-        if self.broken.get() || i >= self.room || self.next_value.get() + needs > self.values_len {
+        if self.broken.get() || i >= ENTRIES || self.next_value.get() + needs > self.values_len {
             return None;
         }
         Some((i, key_index))
@@ -496,7 +508,7 @@ impl Sink {
             None => true,
             Some(at) => self.set_text(at),
         };
-        match float64_elements(self.env, self.codes, true) {
+        match float64_elements(self.env, self.codes) {
             Some((data, length)) if text_set && length > 2 * n => {
                 // SAFETY: `data` points to `length` aligned f64 elements of the typed array over
                 // a non-shared buffer, read just now; no JavaScript runs until this loop ends (no
@@ -621,7 +633,7 @@ impl Sink {
         let key_index = (entry.code >> KIND_BITS) as usize;
         let mut value = entry.value;
         match entry.code & ((1 << KIND_BITS) - 1) {
-            VALUE => {}
+            VALUE | ARGUMENT => {}
             NUMBER => {
                 // SAFETY: live `env` of the current call, valid out-pointer.
                 unsafe { sys::napi_create_double(self.env, entry.number, &mut value) };

@@ -92,7 +92,8 @@ fn unit_range(whole: &str, part: &str) -> Option<(usize, usize)> {
 
 /// Writes content attribute `key` = `value`, as `content::write` does, except that a value the
 /// rules leave as it is and that lies inside `whole` (the UTF-8 copy of the JavaScript string
-/// `parent`) is created as a slice of `parent`, without a copy. `json`: whether `value` is known
+/// `parent`) is created as a slice of `parent`, without a copy (and is `parent` itself when it is
+/// all of it). `json`: whether `value` is known
 /// to be valid JSON ([`Content::filter_as`]). The rules run once.
 /// Returns problem flags.
 #[allow(clippy::too_many_arguments)] // ok: the call's handles, the rules and the value's origin
@@ -109,6 +110,11 @@ pub(crate) fn write_range(
 ) -> u32 {
     let filtered = content.map(|rules| rules.filter_as(key.to_str().unwrap_or(""), value, json));
     let same = matches!(filtered, None | Some(Filtered::Same));
+    // All of `parent`, unchanged (a JSON result as written): the JavaScript value itself, which
+    // the sink names as the call's argument (no string made, no element set).
+    if same && value.len() == whole.len() && std::ptr::eq(value.as_ptr(), whole.as_ptr()) {
+        return call.set(key, parent).err().unwrap_or(0);
+    }
     // Short values are copied: below [`SLICE_BYTES`] the call into `String.prototype.slice`
     // costs more than the copy it spares.
     let range = match slice {
