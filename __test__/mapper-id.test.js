@@ -38,11 +38,23 @@ function entryCalls(id) {
 
 test("an id that names no mapper: every per-span entry answers PANIC and writes nothing", () => {
   const live = newMapper(native, resolveOptions({ mode: "complete" }))
-  for (const id of [0, live.id + 1000, 2 ** 32 - 1, -1]) {
+  // Numbers napi's u32 conversion would truncate or wrap onto the live id, and values that are
+  // not numbers: none names it (and none throws).
+  const near = [live.id + 0.5, live.id + 2 ** 32, live.id - 2 ** 32, live.id + 2 ** 53, String(live.id), BigInt(live.id), { valueOf: () => live.id }, [live.id], true, NaN, Infinity]
+  for (const id of [0, live.id + 1000, 2 ** 32 - 1, -1, ...near]) {
     for (const [entry, flags, written] of entryCalls(id)) {
-      assert.equal(flags & P.PANIC, P.PANIC, `${entry}(${id})`)
-      assert.deepEqual(written, [], `${entry}(${id}) wrote nothing`)
+      assert.equal(flags & P.PANIC, P.PANIC, `${entry}(${String(id)})`)
+      assert.deepEqual(written, [], `${entry}(${String(id)}) wrote nothing`)
     }
+  }
+  // Without an id: mapSpan maps nothing; mapModelSpan and mapToolSpan apply no content rules.
+  for (const id of [undefined, null]) {
+    const [[, spanFlags, spanWritten], [, modelFlags], [, toolFlags, toolWritten]] = entryCalls(id)
+    assert.equal(spanFlags & P.PANIC, P.PANIC, `mapSpan(${id})`)
+    assert.deepEqual(spanWritten, [], `mapSpan(${id})`)
+    assert.equal(modelFlags & P.PANIC, 0, `mapModelSpan(${id})`)
+    assert.equal(toolFlags & P.PANIC, 0, `mapToolSpan(${id})`)
+    assert.ok(toolWritten.includes("gen_ai.tool.call.arguments"), `mapToolSpan(${id})`)
   }
   // The live one maps (the same calls, its id).
   for (const [entry, flags, written] of entryCalls(live.id)) {

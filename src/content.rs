@@ -118,15 +118,26 @@ pub(crate) fn finish(call: &Call, written: &Written) -> u32 {
 }
 
 /// The content rules of the mapper whose id is `mapper` (`Mapper.id`), when one is given: `Ok(None)`
-/// without one (no content rules), `Err(PANIC)` for an id that names no live mapper of this
-/// thread (a caller's bug: nothing is mapped rather than content written without its rules).
-pub(crate) fn rules_of(mapper: Option<u32>) -> Result<Option<std::sync::Arc<Content>>, u32> {
-    match mapper {
-        None => Ok(None),
-        Some(id) => crate::seam::registered(id)
-            .map(|r| Some(r.content))
-            .ok_or(genkit_for_maple_core::problem::PANIC),
+/// for `undefined` or `null` (no content rules), `Err(PANIC)` for anything else that is not the id
+/// of a live mapper of this thread (a caller's bug: nothing is mapped rather than content written
+/// without its rules; `seam::mapper_id`).
+pub(crate) fn rules_of(
+    env: napi::sys::napi_env,
+    mapper: napi::sys::napi_value,
+) -> Result<Option<std::sync::Arc<Content>>, u32> {
+    let mut kind = napi::sys::ValueType::napi_object;
+    // SAFETY: live `env` of the current call, a handle of it, valid out-pointer; should napi fail,
+    // `kind` stays an object's, which only a live mapper's id passes below.
+    let status = unsafe { napi::sys::napi_typeof(env, mapper, &mut kind) };
+    if status == napi::sys::Status::napi_ok
+        && (kind == napi::sys::ValueType::napi_undefined || kind == napi::sys::ValueType::napi_null)
+    {
+        return Ok(None);
     }
+    crate::seam::mapper_id(env, mapper)
+        .and_then(crate::seam::registered)
+        .map(|r| Some(r.content))
+        .ok_or(genkit_for_maple_core::problem::PANIC)
 }
 
 /// A value `filterContent` changed.

@@ -685,8 +685,9 @@ fn call_with_sink(
 /// `NEEDS_JS`, `OUT_OF_MEMORY` or `PANIC` set the caller maps the span in JavaScript (what was
 /// written is then written again with the same values). Never throws.
 ///
-/// `mapper`, when given, is the `Mapper.id` whose content rules apply (issue 11; without it, none);
-/// an id that names no live mapper of this thread maps nothing and answers `PANIC`.
+/// `mapper` is the `Mapper.id` whose content rules apply (issue 11; `undefined` or `null`: none);
+/// anything else that is not exactly the id of a live mapper of this thread (`1.5`, `"1"`, a
+/// collected mapper's id) maps nothing and answers `PANIC`.
 ///
 /// `sinkCodes` (a `Float64Array`) and `sinkValues` (an `Array`), when given, are the wrapper's
 /// attribute sink (`src/sink.rs`): the attributes are recorded there, in order, for the wrapper to
@@ -699,7 +700,7 @@ pub fn map_model_span(
     input: Unknown<'_>,
     output: Unknown<'_>,
     skip_input: Option<bool>,
-    mapper: Option<u32>,
+    mapper: Unknown<'_>,
     slice: Option<Unknown<'_>>,
     concat: Option<Unknown<'_>>,
     sink_codes: Option<Unknown<'_>>,
@@ -713,7 +714,7 @@ pub fn map_model_span(
         sink_values,
         [input.raw(), output.raw()],
     );
-    let rules = match content::rules_of(mapper) {
+    let rules = match content::rules_of(call.env, mapper.raw()) {
         Ok(rules) => rules,
         Err(flags) => return flags | call.finish_sink(),
     };
@@ -815,7 +816,7 @@ pub fn map_model_span(
 /// `"{}"` when it is `null` or `undefined`); then, when `output` is a string holding JSON,
 /// `gen_ai.tool.call.result` (a JSON string's text, or the JSON as written). Both go through the
 /// content rules of the mapper whose `Mapper.id` is `mapper` (capture, scrubbing, cap; issue 11;
-/// an id of no live mapper: `PANIC`) here, in Rust; a value the rules
+/// as for `mapModelSpan`) here, in Rust; a value the rules
 /// leave unchanged is written as the JavaScript value it was (not copied). Returns problem flags:
 /// `TOOL_OUTPUT_NOT_JSON` when the output is not JSON (no result written), `WRITE_FAILED` when an
 /// attribute could not be written, `CONTENT_WITHHELD` when the rules could not be applied to a
@@ -829,7 +830,7 @@ pub fn map_tool_span(
     env: Env,
     attributes: Object<'_>,
     output: Unknown<'_>,
-    mapper: Option<u32>,
+    mapper: Unknown<'_>,
     slice: Option<Unknown<'_>>,
     input: Option<Unknown<'_>>,
     with_arguments: Option<bool>,
@@ -839,7 +840,7 @@ pub fn map_tool_span(
     quiet_panics();
     let arguments = [input.map_or(ptr::null_mut(), |v| v.raw()), output.raw()];
     let call = call_with_sink(&env, &attributes, sink_codes, sink_values, arguments);
-    let rules = match content::rules_of(mapper) {
+    let rules = match content::rules_of(call.env, mapper.raw()) {
         Ok(rules) => rules,
         Err(flags) => return flags | call.finish_sink(),
     };

@@ -131,6 +131,19 @@ thread_local! {
     static MAPPERS: RefCell<Vec<(u32, Registered)>> = const { RefCell::new(Vec::new()) };
 }
 
+/// The mapper id the JavaScript value `value` is: a number that is an integer from 1 to
+/// `u32::MAX`, exactly; `None` for anything else (no conversion: `1.5`, `2 ** 32 + 1` or `"1"` name
+/// no mapper, where napi's `u32` conversion would truncate or wrap them onto a live one).
+pub(crate) fn mapper_id(env: sys::napi_env, value: sys::napi_value) -> Option<u32> {
+    let mut n = 0f64;
+    // SAFETY: live `env` of the current call, valid out-pointer; a value that is not a number
+    // makes napi return `napi_number_expected` without an exception.
+    if unsafe { sys::napi_get_value_double(env, value, &mut n) } != sys::Status::napi_ok {
+        return None;
+    }
+    (n >= 1.0 && n <= f64::from(u32::MAX) && n.fract() == 0.0).then_some(n as u32)
+}
+
 /// The state of the live mapper `id` of this thread; `None` for an id that names none (never
 /// given, collected, or made on another thread).
 pub(crate) fn registered(id: u32) -> Option<Registered> {
@@ -517,7 +530,8 @@ impl Mapper {
 }
 
 /// Maps one ended span in place with the [`Mapper`] whose [`Mapper::id`] is `mapper` (one of
-/// this thread's live mappers; any other number maps nothing and answers `PANIC`). `attributes`
+/// this thread's live mappers; any other value, `undefined` included, maps nothing and answers
+/// `PANIC`: [`mapper_id`]). `attributes`
 /// is the span's attribute map, where the attributes are written; `input` and `output` are its `genkit:input` and `genkit:output` as
 /// the caller read them (once: a getter is never called twice), `threw` says whose getter
 /// threw (bit 1 input, bit 2 output: that value is treated as unreadable, as the reference
@@ -534,7 +548,7 @@ impl Mapper {
 #[allow(clippy::too_many_arguments)] // ok: napi arguments, one per JavaScript parameter
 pub fn map_span(
     env: Env,
-    mapper: u32,
+    mapper: Unknown<'_>,
     attributes: Object<'_>,
     input: Unknown<'_>,
     output: Unknown<'_>,
@@ -562,7 +576,7 @@ pub fn map_span(
         arguments,
     );
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        let Some(mapper) = registered(mapper) else {
+        let Some(mapper) = mapper_id(call.env, mapper.raw()).and_then(registered) else {
             return problem::PANIC;
         };
         // The subtype and the ids are short ASCII strings: read into stack buffers, never
