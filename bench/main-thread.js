@@ -6,8 +6,9 @@
 // main thread's CPU time per span after 4 warm-up batches. For instructions, run it under callgrind
 // for two round counts and divide the difference of the main thread's totals (file `-01`) by the
 // spans between them:
-//   valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file=/tmp/mt.%p node --single-threaded bench/main-thread.js native 4
-//   (and 14: 5,120 spans between them); `none` is the baseline (span creation, the batch processor).
+//   valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file=/tmp/mt.%p node --single-threaded bench/main-thread.js native 5
+//   (and 15: 5,120 spans between them; the first 4 rounds are warm-up, so <rounds> must be over 4);
+//   `none` is the baseline (span creation, the batch processor).
 // Arrangements: none, proc (GenkitForMaple), native (GenkitForMaple + genkit-for-maple/otlp),
 // copy (the native exporter alone), ref (the reference processor), official (the reference
 // processor + the official ProtobufTraceSerializer).
