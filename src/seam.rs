@@ -97,8 +97,9 @@ pub const TOOL_CALL_STATE: u32 = 1 << 30;
 /// The per-span entries (`mapSpan`, and reference mode's `mapModelSpan` / `mapToolSpan`) take
 /// the mapper by its [`Mapper::id`], a number, and find its state in this thread's registry
 /// ([`registered`]): a class instance argument or method receiver costs napi-rs an unwrap, a
-/// type-tag check (two private-symbol lookups in V8) and its native-borrow bookkeeping, about
-/// 5k instructions a call, a quarter of a small tool span's mapping (BENCHMARKS.md "Stop 24").
+/// type-tag check (two private-symbol lookups in V8) and, for a method, its native-borrow
+/// bookkeeping: 1.7k instructions a call as an argument, 3-6k as a method's receiver, a tenth
+/// to a quarter of a small tool span's mapping (BENCHMARKS.md "Stop 24").
 #[napi]
 pub struct Mapper {
     /// This mapper's key in its thread's registry: unique in the process, never reused.
