@@ -120,14 +120,14 @@ const stringConcat = String.prototype.concat
  * When it answers NEEDS_JS (a lone surrogate, a value serde_json refuses, a string longer than its
  * hand-off size), OUT_OF_MEMORY or PANIC, the JS twin maps the span from the same values.
  */
-function mapModelNative(native, attrs, rules, guard) {
+function mapModelNative(native, attrs, rulesId, guard) {
   const input = js.read(attrs, "genkit:input")
   const output = js.read(attrs, "genkit:output")
   const inputThrew = input === js.THREW
   const out = sink.take()
   const inputValue = inputThrew ? undefined : input
   const outputValue = output === js.THREW ? undefined : output
-  let flags = native.mapModelSpan(attrs, inputValue, outputValue, inputThrew, rules, stringSlice, stringConcat, out.codes, out.values)
+  let flags = native.mapModelSpan(attrs, inputValue, outputValue, inputThrew, rulesId, stringSlice, stringConcat, out.codes, out.values)
   flags |= sink.flush(attrs, out, (flags & TO_JS) !== 0, inputValue, outputValue)
   if (flags & TO_JS) return (flags & (P.PANIC | P.OUT_OF_MEMORY)) | guarded(attrs, guard, (t) => js.mapModelAttributes(t, input, output))
   return (
@@ -143,7 +143,7 @@ function mapModelNative(native, attrs, rules, guard) {
  * content rules applied there (issue 11); the same read-once rules as mapModelNative. The guard
  * runs only when the binding hands the span back (TO_JS).
  */
-function mapToolNative(native, attrs, rules, guard) {
+function mapToolNative(native, attrs, rulesId, guard) {
   const head = js.mapToolOperation(attrs)
   const input = js.read(attrs, "genkit:input")
   const output = js.read(attrs, "genkit:output")
@@ -152,7 +152,7 @@ function mapToolNative(native, attrs, rules, guard) {
   const out = sink.take()
   const inputValue = inputThrew ? undefined : input
   const outputValue = outputThrew ? undefined : output
-  let flags = native.mapToolSpan(attrs, outputValue, rules, stringSlice, inputValue, !inputThrew, out.codes, out.values)
+  let flags = native.mapToolSpan(attrs, outputValue, rulesId, stringSlice, inputValue, !inputThrew, out.codes, out.values)
   flags |= sink.flush(attrs, out, (flags & TO_JS) !== 0, inputValue, outputValue)
   const threw = (inputThrew ? P.ATTRIBUTE_TYPE : 0) | (outputThrew ? P.ATTRIBUTE_TYPE | P.TOOL_OUTPUT_NOT_JSON : 0)
   if (flags & TO_JS) {
@@ -195,7 +195,7 @@ class GenkitForMaple {
     // Complete mode runs through the core's whole-span mapping (issue 10); without the binding
     // the pure-JS mapping runs reference mode (its one diag warning says so). The Mapper is made
     // from the resolved options, content control included (issue 11); reference mode's native
-    // writers get it as `rules`, the JavaScript writers the guard (js/content.js).
+    // writers get it by its id (`rulesId`), the JavaScript writers the guard (js/content.js).
     let mapper
     try {
       mapper = this.native !== undefined ? newMapper(this.native, this.options) : undefined
@@ -204,8 +204,8 @@ class GenkitForMaple {
     }
     this.mapper = this.options.mode === "complete" ? mapper : undefined
     this.rules = mapper
-    // Its id: how the binding's per-span entries take it (a class instance argument costs
-    // napi-rs about 5k instructions a call; src/seam.rs `registered`).
+    // Its id: how the binding's per-span entries take it (as a class instance napi-rs unwraps
+    // and type-checks it on every call, 1.7-6k instructions; src/seam.rs `registered`).
     this.rulesId = mapper?.id
     this.guard = contentGuard(this.options, this.native, mapper)
     // Whether the Mapper may keep tool call id state (rule 5): set from what mapSpan answers,
