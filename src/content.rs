@@ -135,8 +135,8 @@ pub(crate) fn rules_of(
         return Ok(None);
     }
     crate::seam::mapper_id(env, mapper)
-        .and_then(crate::seam::registered)
-        .map(|r| Some(r.content))
+        .and_then(|id| crate::seam::registered(id, |r| std::sync::Arc::clone(&r.content)))
+        .map(Some)
         .ok_or(genkit_for_maple_core::problem::PANIC)
 }
 

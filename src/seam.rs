@@ -104,20 +104,19 @@ pub const TOOL_CALL_STATE: u32 = 1 << 30;
 pub struct Mapper {
     /// This mapper's key in its thread's registry: unique in the process, never reused.
     id: u32,
-    /// Shared with the fused mapping of `genkit-for-maple/otlp` (`src/fused.rs`), which maps on
-    /// the libuv thread pool with this state; never contended otherwise.
-    inner: Arc<Mutex<span::Mapper>>,
-    /// The content rules of the options (issue 11), shared with reference mode's writers
-    /// (`src/content.rs`) without locking `inner`.
-    content: Arc<genkit_for_maple_core::content::Content>,
+    /// Its state, which the registry holds too.
+    state: Registered,
 }
 
-/// A live [`Mapper`]'s state, as its thread's registry holds it.
+/// A [`Mapper`]'s state, shared by the object and its thread's registry.
 #[derive(Clone)]
 pub(crate) struct Registered {
-    /// The core mapper's state ([`Mapper`]'s `inner`).
+    /// The core mapper. Shared with the fused mapping of `genkit-for-maple/otlp`
+    /// (`src/fused.rs`), which maps on the libuv thread pool with this state; never contended
+    /// otherwise.
     pub(crate) inner: Arc<Mutex<span::Mapper>>,
-    /// The content rules ([`Mapper`]'s `content`).
+    /// The content rules of the options (issue 11), shared with reference mode's writers
+    /// (`src/content.rs`) without locking `inner`.
     pub(crate) content: Arc<genkit_for_maple_core::content::Content>,
 }
 
@@ -145,14 +144,15 @@ pub(crate) fn mapper_id(env: sys::napi_env, value: sys::napi_value) -> Option<u3
     (n >= 1.0 && n <= f64::from(u32::MAX) && n.fract() == 0.0).then_some(n as u32)
 }
 
-/// The state of the live mapper `id` of this thread; `None` for an id that names none (never
-/// given, collected, or made on another thread).
-pub(crate) fn registered(id: u32) -> Option<Registered> {
+/// `part` of the state of the live mapper `id` of this thread (each per-span entry takes only
+/// the part it needs); `None` for an id that names none (never given, collected, or made on
+/// another thread).
+pub(crate) fn registered<T>(id: u32, part: impl FnOnce(&Registered) -> T) -> Option<T> {
     MAPPERS
         .try_with(|m| {
             let m = m.try_borrow().ok()?;
             let at = m.binary_search_by_key(&id, |(k, _)| *k).ok()?;
-            m.get(at).map(|(_, r)| r.clone())
+            m.get(at).map(|(_, r)| part(r))
         })
         .ok()
         .flatten()
@@ -175,12 +175,12 @@ impl Drop for Mapper {
 impl Mapper {
     /// The content rules (issue 11).
     pub(crate) fn content_rules(&self) -> Arc<genkit_for_maple_core::content::Content> {
-        Arc::clone(&self.content)
+        Arc::clone(&self.state.content)
     }
 
     /// The core mapper's state, for the fused exporter.
     pub(crate) fn shared(&self) -> Arc<Mutex<span::Mapper>> {
-        Arc::clone(&self.inner)
+        Arc::clone(&self.state.inner)
     }
 }
 
@@ -482,8 +482,7 @@ impl Mapper {
             .map_err(|_| fail("this thread is exiting"))??;
         Ok(Mapper {
             id,
-            content: registered.content,
-            inner: registered.inner,
+            state: registered,
         })
     }
 
@@ -497,7 +496,7 @@ impl Mapper {
 
     /// Whether the mapper keeps tool call id state (`true` when it cannot tell: busy).
     fn holds_tool_calls_now(&self) -> bool {
-        try_lock(&self.inner).is_none_or(|m| m.holds_tool_calls())
+        try_lock(&self.state.inner).is_none_or(|m| m.holds_tool_calls())
     }
 
     /// Tells the mapper that a span it did not map ended: `root` when it is its trace's local root
@@ -520,7 +519,7 @@ impl Mapper {
             ) else {
                 return self.holds_tool_calls_now();
             };
-            if let Some(mut mapper) = try_lock(&self.inner) {
+            if let Some(mut mapper) = try_lock(&self.state.inner) {
                 mapper.span_ended(trace, span, root);
                 return mapper.holds_tool_calls();
             }
@@ -577,7 +576,9 @@ pub fn map_span(
         arguments,
     );
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        let Some(mapper) = mapper_id(call.env, mapper.raw()).and_then(registered) else {
+        let Some(inner) = mapper_id(call.env, mapper.raw())
+            .and_then(|id| registered(id, |r| Arc::clone(&r.inner)))
+        else {
             return problem::PANIC;
         };
         // The subtype and the ids are short ASCII strings: read into stack buffers, never
@@ -641,7 +642,7 @@ pub fn map_span(
             // The state is borrowed only while the pure-Rust core runs; a re-entrant call
             // (a getter that ends a span) finds it borrowed only if it re-enters from here,
             // which cannot happen: no JavaScript runs inside `map`.
-            let Some(mut mapper) = try_lock(&mapper.inner) else {
+            let Some(mut mapper) = try_lock(&inner) else {
                 return problem::NEEDS_JS;
             };
             let mut mapped = mapper.map(&input);
