@@ -696,10 +696,11 @@ fn map_input_messages<'a>(
         out.problems |= problem::INPUT_SHAPE;
         return;
     }
-    let len = source.map_or(0, str::len);
+    let (conversation, system_bytes) = sc::messages_bytes(messages);
     let source = SourceScrubber::of(scrubber, source);
-    let mut text = Out::with_hint(len / 2 + 2).scrubbing(source.as_ref());
-    let mut system = Out::new().scrubbing(source.as_ref());
+    let mut text = Out::with_hint(conversation).scrubbing(source.as_ref());
+    let mut system =
+        Out::with_hint(if system_bytes > 2 { system_bytes } else { 0 }).scrubbing(source.as_ref());
     text.push('[');
     let mut first_system = true;
     for message in messages {
@@ -796,7 +797,10 @@ fn map_answers<'a>(
         }
     } else {
         let scrub = SourceScrubber::of(scrubber, Some(source));
-        let mut text = Out::with_hint(source.len() / 2 + 2).scrubbing(scrub.as_ref());
+        let hint = answers.iter().fold(2usize, |sum, (m, _)| {
+            sum.saturating_add(sc::message_bytes(m))
+        });
+        let mut text = Out::with_hint(hint).scrubbing(scrub.as_ref());
         if reasons.try_reserve(answers.len()).is_err() {
             out.problems |= problem::OUTPUT_SHAPE;
             return;

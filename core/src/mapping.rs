@@ -12,7 +12,8 @@ use crate::genkit::{
 use crate::out::{try_push, Out, OutOfMemory};
 use crate::scrub::{Scrubber, SourceScrubber};
 use crate::semconv::{
-    check_message, check_messages, raw_is_str, raw_is_truthy, write_message, write_parts,
+    check_message, check_messages, message_bytes, messages_bytes, raw_is_str, raw_is_truthy,
+    write_message, write_parts,
 };
 use std::borrow::Cow;
 
@@ -175,10 +176,11 @@ fn map_input<'a>(
         attrs.problems |= problem::INPUT_SHAPE;
         return;
     }
-    let capacity = input.map_or(2, |s| s.len() / 2 + 2);
+    let (conversation, system_bytes) = messages_bytes(messages);
     let source = SourceScrubber::of(scrubber, input);
-    let mut out = Out::with_hint(capacity).scrubbing(source.as_ref());
-    let mut system = Out::new().scrubbing(source.as_ref());
+    let mut out = Out::with_hint(conversation).scrubbing(source.as_ref());
+    let mut system =
+        Out::with_hint(if system_bytes > 2 { system_bytes } else { 0 }).scrubbing(source.as_ref());
     let mut first_message = true;
     let mut first_system_part = true;
     out.push('[');
@@ -235,7 +237,7 @@ fn map_output<'a>(output: &'a str, attrs: &mut ModelAttributes<'a>, scrubber: Op
     match answer(&response.message) {
         Some(Ok(m)) => {
             let source = SourceScrubber::of(scrubber, Some(output));
-            let mut out = Out::with_hint(output.len() / 2 + 2).scrubbing(source.as_ref());
+            let mut out = Out::with_hint(message_bytes(m) + 2).scrubbing(source.as_ref());
             out.push('[');
             write_message(&mut out, m, response.finish_reason);
             out.push(']');
@@ -248,13 +250,8 @@ fn map_output<'a>(output: &'a str, attrs: &mut ModelAttributes<'a>, scrubber: Op
         None => {
             if let Some(ArrayShape::Array(candidates)) = &response.candidates {
                 let source = SourceScrubber::of(scrubber, Some(output));
-                let written = map_candidates(
-                    candidates,
-                    output.len(),
-                    attrs,
-                    &mut finish_reasons,
-                    source.as_ref(),
-                );
+                let written =
+                    map_candidates(candidates, attrs, &mut finish_reasons, source.as_ref());
                 if written.is_err() {
                     attrs.problems |= OUT_OF_MEMORY_FLAGS;
                 }
@@ -289,12 +286,18 @@ fn answer<'s, 'a>(message: &'s Option<Shape<Message<'a>>>) -> Option<Result<&'s 
 /// `finish_reasons`. A candidate message the reference would throw on omits the output messages.
 fn map_candidates<'a>(
     candidates: &[Shape<Candidate<'a>>],
-    output_len: usize,
     attrs: &mut ModelAttributes<'a>,
     finish_reasons: &mut Option<Vec<Raw<'a>>>,
     scrub: Option<&SourceScrubber<'_>>,
 ) -> Result<(), OutOfMemory> {
-    let mut out = Out::with_hint(output_len / 2 + 2).scrubbing(scrub);
+    let hint = candidates.iter().fold(2usize, |sum, c| match c {
+        Shape::Object(Candidate {
+            message: Some(Shape::Object(m)),
+            ..
+        }) => sum.saturating_add(message_bytes(m)),
+        _ => sum,
+    });
+    let mut out = Out::with_hint(hint).scrubbing(scrub);
     let mut reasons = Vec::new();
     let mut wrote = false;
     out.push('[');

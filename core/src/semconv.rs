@@ -99,6 +99,63 @@ pub fn check_message(message: &Shape<Message<'_>>) -> Result<(), MessageError> {
     check_messages(std::slice::from_ref(message))
 }
 
+/// Bytes a message is expected to take once written as a GenAI message (a capacity hint for the
+/// output buffers, never a limit): the source text of every value its parts copy, plus
+/// [`MESSAGE_OVERHEAD`] for the message and [`PART_OVERHEAD`] for each part (keys, part type,
+/// brackets). Values are copied as they are written in Genkit's JSON, so the sum is close to the
+/// written size; a scrubbed secret's replacement or a re-escaped text can differ by a few bytes,
+/// which the buffer's growth absorbs. One pass over the parsed parts, no allocation.
+pub fn message_bytes(message: &Message<'_>) -> usize {
+    let len = |raw: Option<Raw<'_>>| raw.map_or(0, |r| r.get().len());
+    let tool = |payload: &Option<Shape<ToolPayload<'_>>>| match payload {
+        Some(Shape::Object(t)) => len(t.name) + len(t.reference) + len(t.input) + len(t.output),
+        _ => 0,
+    };
+    let Some(ArrayShape::Array(parts)) = &message.content else {
+        return MESSAGE_OVERHEAD;
+    };
+    parts.iter().fold(MESSAGE_OVERHEAD, |sum, part| {
+        let Shape::Object(p) = part else { return sum };
+        let media = match &p.media {
+            Some(Shape::Object(m)) => len(m.url) + len(m.content_type),
+            _ => 0,
+        };
+        sum.saturating_add(
+            PART_OVERHEAD
+                + len(p.text)
+                + len(p.reasoning)
+                + media
+                + tool(&p.tool_request)
+                + tool(&p.tool_response),
+        )
+    })
+}
+
+/// [`message_bytes`] summed over a request's messages: `(conversation, system)`, the hints for
+/// `gen_ai.input.messages` (the messages whose role is not `"system"`) and
+/// `gen_ai.system_instructions` (the parts of those whose role is), each with room for the
+/// brackets. Messages that are not objects count nothing.
+pub fn messages_bytes(messages: &[Shape<Message<'_>>]) -> (usize, usize) {
+    messages.iter().fold((2, 2), |(conversation, system), m| {
+        let Shape::Object(m) = m else {
+            return (conversation, system);
+        };
+        let bytes = message_bytes(m);
+        if m.role.is_some_and(|role| raw_is_str(role, "system")) {
+            (conversation, system.saturating_add(bytes))
+        } else {
+            (conversation.saturating_add(bytes), system)
+        }
+    })
+}
+
+/// What [`message_bytes`] counts for a message beside its parts: `{"role":"assistant","parts":[]`
+/// and a finish reason.
+pub const MESSAGE_OVERHEAD: usize = 64;
+/// What [`message_bytes`] counts for a part beside its values: the keys and the part type
+/// (`{"type":"tool_call_response","id":,"response":}` is the longest).
+pub const PART_OVERHEAD: usize = 56;
+
 /// A writer of the parts seed 000 drops, for the modes that keep more of them (complete mode's
 /// media parts, issue 10 rule 7): writes `part` (with its leading comma when `first` is false)
 /// when it is one it keeps, and returns the new `first` flag (unchanged when it wrote nothing).
@@ -277,4 +334,62 @@ pub fn json_escape_into(out: &mut Out, s: &str) {
         rest = &rest[i + 1..];
     }
     out.push_str(rest);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The capacity hint covers what the writer writes, for every kind of part, so a message's
+    /// output buffer is allocated once (the hint is what keeps the writers from growing it).
+    #[test]
+    fn message_bytes_covers_the_written_message() {
+        let messages = [
+            r#"{"role":"user","content":[{"text":"hello"}]}"#,
+            r#"{"role":"model","content":[{"reasoning":"think \"twice\"\n"},{"text":"é ✓ 😀 \u0001"}]}"#,
+            r#"{"role":"model","content":[{"toolRequest":{"name":"weather","ref":"c1","input":{"city":"Paris","days":[1,2]}}}]}"#,
+            r#"{"role":"tool","content":[{"toolResponse":{"name":"weather","ref":"c1","output":{"t":21.5,"sky":"clear"}}}]}"#,
+            r#"{"role":"user","content":[{"media":{"url":"data:image/png;base64,iVBORw0KGgo=","contentType":"image/png"}},{"text":"x"}]}"#,
+            r#"{"role":"model","content":[{"toolRequest":{"name":"t"}},{"toolResponse":{"name":"t","output":null}},{"text":""}]}"#,
+            r#"{"role":"model","content":[]}"#,
+            r#"{"role":"model"}"#,
+        ];
+        for json in messages {
+            let Ok(Shape::Object(message)) = serde_json::from_str::<Shape<Message<'_>>>(json)
+            else {
+                panic!("not a message: {json}");
+            };
+            let reason = serde_json::value::RawValue::from_string("\"length\"".into()).unwrap();
+            for finish in [None, Some(&*reason)] {
+                let mut out = Out::new();
+                write_message(&mut out, &message, finish);
+                assert!(
+                    out.len() <= message_bytes(&message),
+                    "{json}: wrote {} bytes, hint {}",
+                    out.len(),
+                    message_bytes(&message)
+                );
+            }
+        }
+    }
+
+    /// Conversation and system instructions are counted apart, by role; non-objects count nothing.
+    #[test]
+    fn messages_bytes_splits_system_from_the_conversation() {
+        let json = r#"[{"role":"system","content":[{"text":"be brief"}]},{"role":"user","content":[{"text":"hi"}]},7]"#;
+        let Ok(ArrayShape::Array(messages)) =
+            serde_json::from_str::<ArrayShape<Shape<Message<'_>>>>(json)
+        else {
+            panic!("not a list of messages");
+        };
+        let (conversation, system) = messages_bytes(&messages);
+        assert_eq!(
+            system,
+            2 + MESSAGE_OVERHEAD + PART_OVERHEAD + "\"be brief\"".len()
+        );
+        assert_eq!(
+            conversation,
+            2 + MESSAGE_OVERHEAD + PART_OVERHEAD + "\"hi\"".len()
+        );
+    }
 }
