@@ -5,8 +5,10 @@
 // several napi calls per field and per attribute (src/export.rs, now the fallback reader).
 //
 // No JavaScript object is created per span: numbers go into one reused Float64Array, strings are
-// collected into one array per batch and joined into strings of at most CHUNK units (one copy,
-// then one napi call each, as Latin-1 when no unit is above 0xFF); strings of BIG units or more
+// appended with `+` into strings of at most CHUNK units (ropes, which V8 flattens once when the
+// chunk is tested for wide units: one copy, then one napi call each, as Latin-1 when no unit is
+// above 0xFF; cheaper than collecting them in an array for `join`, whose `push` and join builtins
+// cost about 10k instructions a mapped 1 KB span, BENCHMARKS.md "Stop 25"); strings of BIG units or more
 // are passed as they are; Uint8Array values by reference. The native side splits the strings by their lengths and transcodes them on the libuv
 // thread pool (so lone surrogates never pair across two strings).
 //
@@ -38,7 +40,7 @@ const MAX_DEPTH = 64
 /** Strings of at least this many UTF-16 units are not joined (one napi call each is nothing next to their copy). */
 const BIG = 16384
 /**
- * Joined strings are at most this many units: small enough for V8's young generation (a larger
+ * Chunks are at most this many units: small enough for V8's young generation (a larger
  * string is a fresh large-object allocation, page faults included, on every batch: measured
  * 1.5-2x slower per span), large enough that the napi calls per chunk do not matter.
  */
@@ -56,8 +58,8 @@ const WIDE = /[^\x00-\xff]/
 
 let nums = new Float64Array(KEEP)
 let n = 0
-let parts = []
-let partsLen = 0
+/** The chunk being built: strings of the batch appended with `+`. */
+let part = ""
 let chunks = []
 let bigs = []
 /** Per string of `chunks`, then of `bigs`: whether it holds a code unit above 0xFF (read as UTF-16, else as Latin-1). */
@@ -77,12 +79,10 @@ function num(x) {
 }
 
 function flush() {
-  if (parts.length > 0) {
-    const chunk = parts.length === 1 ? parts[0] : parts.join("")
-    chunks.push(chunk)
-    wide.push(WIDE.test(chunk))
-    parts = []
-    partsLen = 0
+  if (part.length > 0) {
+    chunks.push(part)
+    wide.push(WIDE.test(part))
+    part = ""
   }
 }
 
@@ -94,9 +94,8 @@ function str(s) {
     bigs.push(s)
     num(-bigs.length)
   } else {
-    if (partsLen + len > CHUNK) flush()
-    parts.push(s)
-    partsLen += len
+    if (part.length + len > CHUNK) flush()
+    part += s
     num(len)
   }
 }
@@ -353,8 +352,7 @@ function batch(spans) {
 
 function clear() {
   n = 0
-  parts = []
-  partsLen = 0
+  part = ""
   chunks = []
   bigs = []
   wide = []
