@@ -130,7 +130,9 @@ export interface GenkitForMapleOptions {
    * mapping's pass; tool arguments and results (Genkit's text as it is) in their one pass.
    *
    * Scrubbed or nothing: content that cannot be scrubbed (no memory; the pure-JS fallback, which
-   * has no scrubber) is not written (`diag` says so); never written unscrubbed. `genkit:input` and
+   * has no scrubber; a value that is not a string, such as an array or an object an app put in a
+   * tool span's `genkit:input`, which reference mode would copy as it is: only a number or a
+   * boolean is) is not written (`diag` says so); never written unscrubbed. `genkit:input` and
    * `genkit:output` (Genkit's own attributes) are never changed.
    */
   readonly scrubSecrets?: boolean
@@ -150,7 +152,8 @@ export interface GenkitForMapleOptions {
    * alone exceeds the cap is not written. Default: `262144` (256 KiB) in complete mode, below a
    * Collector's 4 MiB gRPC message limit and Maple's 20 MiB request limit with three content
    * attributes and Genkit's own copies on a span; no cap in reference mode. An integer >= 64, or
-   * `Infinity` for no cap. Without the native binding a value over the cap is not written.
+   * `Infinity` for no cap. Without the native binding a value over the cap is not written. Under a
+   * cap, a content value that is not a string is written only when it is a number or a boolean.
    */
   readonly maxContentBytes?: number
 }

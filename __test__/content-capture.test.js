@@ -130,3 +130,46 @@ test("an unrecognised captureContent option throws a TypeError at construction",
     assert.throws(() => new GenkitForMaple({ captureContent: bad }), TypeError)
   }
 })
+
+// A tool span's genkit:input that is not a string (an app or a plugin that sets one): under rules
+// that read values (scrubbing, a cap) only a number or a boolean is written as it is; an array or
+// an object is left out, on both paths (the pure-JS one without scrubbing: it has no scrubber).
+test("a tool span's non-string genkit:input under a cap: numbers and booleans kept, arrays and objects left out, on both paths", () => {
+  const secret = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD"
+  const source = `
+const { GenkitForMaple } = require(${JSON.stringify(root)})
+const { diag, DiagLogLevel } = require("@opentelemetry/api")
+const logs = []
+diag.setLogger({ error: (m) => logs.push(m), warn: (m) => logs.push(m), info: () => {}, debug: () => {}, verbose: () => {} }, DiagLogLevel.WARN)
+const inputs = [[${JSON.stringify(secret)}, "x"], { key: ${JSON.stringify(secret)} }, new String(${JSON.stringify(secret)}), 5, false]
+const out = []
+for (const options of [{ scrubSecrets: false, maxContentBytes: 1 << 20 }, { scrubSecrets: false }]) {
+  const processor = new GenkitForMaple({ mode: "reference", ...options })
+  out.push(inputs.map((input) => {
+    const attrs = { "genkit:metadata:subtype": "tool", "genkit:name": "lookup", "genkit:input": input, "genkit:output": '{"r":2}' }
+    processor.onEnd({ attributes: attrs, name: "x" })
+    const v = attrs["gen_ai.tool.call.arguments"]
+    return { has: "gen_ai.tool.call.arguments" in attrs, same: v === input, result: attrs["gen_ai.tool.call.result"] }
+  }))
+}
+process.stdout.write(JSON.stringify({ out, logs }))
+`
+  for (const forceJs of [false, true]) {
+    const env = { ...process.env, GENKIT_FOR_MAPLE_FORCE_JS: forceJs ? "1" : "" }
+    const r = spawnSync(process.execPath, ["-e", source], { cwd: root, encoding: "utf8", env })
+    assert.equal(r.status, 0, r.stderr)
+    const { out, logs } = JSON.parse(r.stdout)
+    const [capped, open] = out
+    const what = forceJs ? "pure JS" : "native"
+    assert.ok(logs.some((m) => m.includes("a tool input that is neither a string")), `${what}: diag says why: ${logs.join(" | ")}`)
+    assert.ok(!logs.join(" ").includes(secret), `${what}: diag does not repeat the value`)
+    assert.deepEqual(
+      capped.map((c) => c.has),
+      [false, false, false, true, true],
+      `${what}, a cap: arrays and objects left out`,
+    )
+    assert.ok(capped.slice(3).every((c) => c.same), `${what}, a cap: a number and a boolean as they are`)
+    assert.ok(open.every((c) => c.has && c.same), `${what}, rules that change nothing: every value as it is (seed 000)`)
+    assert.ok(capped.concat(open).every((c) => c.result === '{"r":2}'), `${what}: the result written`)
+  }
+})

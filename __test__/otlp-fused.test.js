@@ -184,6 +184,36 @@ test("adversarial spans (lone surrogates, 1e400, 5 MB values, odd types, existin
   await assertFusedEqualsProcessor(spans, { size: 512, inJs, what: "adversarial, one batch" })
 })
 
+test("a tool span's genkit:input that is not a string: as it is when the rules change nothing, a number or a boolean kept, anything else left out under scrubbing or a cap (processor = fused)", async () => {
+  const secret = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD"
+  const inputs = [[secret, "x"], { key: secret }, new String(secret), [1, 2], 5, true]
+  const tool = (i, input) =>
+    fakeSpan(140 + i, { attributes: { "genkit:metadata:subtype": "tool", "genkit:name": "lookup", "genkit:input": input, "genkit:output": '{"r":2}' } })
+  const spans = inputs.map((input, i) => tool(i, input))
+  const rules = [
+    { genkit: { mode: "reference" }, reads: true },
+    { genkit: { mode: "reference", scrubSecrets: false, maxContentBytes: 1 << 20 }, reads: true },
+    { genkit: { mode: "reference", scrubSecrets: false }, reads: false },
+  ]
+  for (const { genkit, reads } of rules) {
+    await assertFusedEqualsProcessor(spans, { genkit, size: 3, what: `non-string tool input ${JSON.stringify(genkit)}` })
+    // Without genkit:input (which carries the secret as the app wrote it), the request has the
+    // secret only where the mapping copied it: only under rules that change nothing.
+    const text = await assertFusedEqualsProcessor(spans, { genkit, omit: true, size: 3, what: `non-string tool input, omit, ${JSON.stringify(genkit)}` })
+    assert.equal(text.includes(secret), !reads, `${JSON.stringify(genkit)}: the secret in the request`)
+    // The processor's attributes, span by span.
+    const processor = new GenkitForMaple(genkit)
+    for (const [i, input] of inputs.entries()) {
+      const view = processed(processor, spans[i])
+      const written = view.attributes["gen_ai.tool.call.arguments"]
+      const scalar = typeof input === "number" || typeof input === "boolean"
+      if (!reads || scalar) assert.equal(written, input, `${JSON.stringify(genkit)} input ${i}: written as it is`)
+      else assert.ok(!("gen_ai.tool.call.arguments" in view.attributes), `${JSON.stringify(genkit)} input ${i}: left out`)
+      assert.equal(view.attributes["gen_ai.tool.call.result"], '{"r":2}')
+    }
+  }
+})
+
 test("omitGenkitInputOutput: genkit:input/genkit:output left out of this export only", async () => {
   const spans = load("genkit-1.42-scenario-spans.jsonl").map(scenarioSpan).concat(adversarialGenkitSpans())
   const text = await assertFusedEqualsProcessor(spans, { omit: true, size: 16, what: "omit" })

@@ -281,10 +281,14 @@ function contentGuard(options, native, mapper) {
   }
   // Without the binding: the one "native binding unavailable" warning says content is withheld
   // while scrubbing is on; a value over the cap gets CONTENT_WITHHELD.
+  // A value that is not a string under a cap: a number or a boolean as it is, anything else
+  // (an array, an object) withheld, as the binding's filterContent does (src/content.rs
+  // `writable_as_is`).
   return (_key, value) => {
     if (options.scrubSecrets) return [undefined, 0]
-    if (typeof value === "string" && max !== undefined && Buffer.byteLength(value, "utf8") > max) return [undefined, CONTENT_WITHHELD]
-    return [value, 0]
+    if (max === undefined) return [value, 0]
+    if (typeof value === "string") return Buffer.byteLength(value, "utf8") > max ? [undefined, CONTENT_WITHHELD] : [value, 0]
+    return typeof value === "number" || typeof value === "boolean" ? [value, 0] : [undefined, CONTENT_WITHHELD]
   }
 }
 

@@ -65,7 +65,7 @@ const PROBLEM_TEXT = [
   [P.OUT_OF_MEMORY, "the native mapping could not allocate memory for this span; the span was mapped in JavaScript"],
   [P.ATTRIBUTE_TYPE, "unexpected error while mapping; some gen_ai.* attributes may be missing"],
   [P.WRITE_FAILED, "a gen_ai.* attribute could not be written (a setter or Proxy trap threw, or the attribute map is frozen); it is missing"],
-  [P.CONTENT_WITHHELD, "a content attribute was not written: it could not be scrubbed or capped (no memory, its structure alone over maxContentBytes, a value too long to copy, or the pure-JS mapping, which has no secret scrubber); content is written scrubbed or not at all"],
+  [P.CONTENT_WITHHELD, "a content attribute was not written: it could not be scrubbed or capped (no memory, its structure alone over maxContentBytes, a value too long to copy, a tool input that is neither a string, a number nor a boolean, or the pure-JS mapping, which has no secret scrubber); content is written scrubbed or not at all"],
 ]
 
 const REPORT_INTERVAL_MS = 60_000

@@ -140,6 +140,23 @@ pub(crate) fn rules_of(
         .ok_or(genkit_for_maple_core::problem::PANIC)
 }
 
+/// Whether a content value that is not a string may be written as it is under content rules
+/// that read values (scrubbing or a cap): only a number or a boolean, which hold nothing to
+/// scrub and nothing to cap. Anything else (an array of strings, an object, a `String` object:
+/// what an exporter would write element by element or key by key) is left out instead, as a
+/// value that could not be scrubbed is ([`problem::CONTENT_WITHHELD`]): content is never written
+/// unscrubbed while scrubbing is on (issue 11). `false` when napi cannot tell.
+///
+/// [`problem::CONTENT_WITHHELD`]: genkit_for_maple_core::problem::CONTENT_WITHHELD
+pub(crate) fn writable_as_is(env: napi::sys::napi_env, value: napi::sys::napi_value) -> bool {
+    let mut kind = napi::sys::ValueType::napi_object;
+    // SAFETY: live `env` of the current call, a handle of it, valid out-pointer; should napi fail,
+    // `kind` stays an object's, which is not writable as is.
+    let status = unsafe { napi::sys::napi_typeof(env, value, &mut kind) };
+    status == napi::sys::Status::napi_ok
+        && (kind == napi::sys::ValueType::napi_number || kind == napi::sys::ValueType::napi_boolean)
+}
+
 /// A value `filterContent` changed.
 #[napi(object)]
 pub struct FilteredContent {
@@ -155,7 +172,9 @@ pub struct FilteredContent {
 /// attribute value the JavaScript side writes itself: `key` is the attribute
 /// (`gen_ai.tool.call.arguments`, ...), `value` its value. Returns `true` to write the value as it
 /// is, `{ value, dropped, capped }` to write `value` instead, `false` to leave the attribute out (capture off, or it could not
-/// be scrubbed or capped: too long to copy, no memory). A value that is not a string: `true`.
+/// be scrubbed or capped: too long to copy, no memory). A value that is not a string: `true` for
+/// a number or a boolean, `false` for anything else (an array, an object: see
+/// [`writable_as_is`]).
 /// Never throws.
 #[napi]
 pub fn filter_content(
@@ -183,7 +202,8 @@ pub fn filter_content(
         // the value.
         match read_lossy(&call, raw, &mut buf) {
             Read::Str => {}
-            Read::Absent => return Either::B(true),
+            // Not a string: a number or a boolean as it is, anything else left out.
+            Read::Absent => return Either::B(writable_as_is(call.env, raw)),
             // Too long even for V8 or no memory: nothing rather than unscrubbed.
             _ => return Either::B(false),
         }

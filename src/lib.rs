@@ -926,7 +926,9 @@ pub fn map_tool_span(
 /// Writes `gen_ai.tool.call.arguments` of a tool span (seed 000: `genkit:input` as it is, `"{}"`
 /// when it is `null`/`undefined`): `input` is the JavaScript value (`None` for null/undefined),
 /// `text` its text when it is a string the rules must see; without `text` the value is written
-/// as it is (not a string, or rules that change nothing).
+/// as it is (rules that change nothing, or a number or a boolean), or left out
+/// (`CONTENT_WITHHELD`: a value the rules cannot read, such as an array of strings, is never
+/// written unscrubbed).
 fn write_arguments(
     call: &Call,
     rules: Option<&genkit_for_maple_core::content::Content>,
@@ -938,7 +940,15 @@ fn write_arguments(
     match (input, text) {
         (None, _) => content::write(call, rules, key, "{}", false, written),
         (Some(raw), Some(text)) => content::write_original(call, rules, key, text, raw, written),
-        (Some(raw), None) => call.set(key, raw).err().unwrap_or(0),
+        // As it is under rules that change nothing; under rules that read values, only a
+        // number or a boolean (`text` is the string's when they read it).
+        (Some(raw), None) => {
+            if rules.is_some_and(|r| !r.is_passthrough()) && !content::writable_as_is(call.env, raw)
+            {
+                return problem::CONTENT_WITHHELD;
+            }
+            call.set(key, raw).err().unwrap_or(0)
+        }
     }
 }
 

@@ -297,6 +297,23 @@ function referenceComparable(attrs) {
   return !(output !== null && typeof output === "object" && "candidates" in output && !output.message)
 }
 
+/**
+ * Whether content rules that read values (scrubbing, the default; a cap) leave a tool span's
+ * `gen_ai.tool.call.arguments` out where the rule-free mapping and the reference copy
+ * `genkit:input` as it is: a value that is not a string, a number, a boolean, null or undefined
+ * (an array, an object, a symbol, a BigInt) is never written unscrubbed (index.d.ts
+ * `scrubSecrets`). `mapped` is the rule-free mapping's attributes: only a value it wrote counts.
+ */
+function argumentsWithheld(attrs, mapped) {
+  const input = attrs["genkit:input"]
+  return (
+    attrs["genkit:metadata:subtype"] === "tool" &&
+    input != null &&
+    !["string", "number", "boolean"].includes(typeof input) &&
+    "gen_ai.tool.call.arguments" in mapped
+  )
+}
+
 /** A structured clone that also copies BigInt and undefined values (structuredClone does). */
 const cloneAttrs = (attrs) => structuredClone(attrs)
 
@@ -317,5 +334,6 @@ module.exports = {
   prng,
   nest,
   referenceComparable,
+  argumentsWithheld,
   cloneAttrs,
 }
