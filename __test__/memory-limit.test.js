@@ -74,3 +74,32 @@ test("around the hand-off size, every length maps the same on both paths (ASCII,
     }
   }
 })
+
+test("complete mode, a value over the hand-off size: the reference mapping in JS, and diag says so (not 'could not allocate memory')", () => {
+  const { diag, DiagLogLevel } = require("@opentelemetry/api")
+  const binding = require("../binding.js")
+  const { GenkitForMaple } = require("..")
+  const { mapSpanJs } = require("../js/mapping")
+  const { handoffUnits } = binding.nativeLimits()
+  const logs = []
+  diag.setLogger({ error: (m) => logs.push(m), warn: (m) => logs.push(m), info: () => {}, debug: () => {}, verbose: () => {} }, DiagLogLevel.WARN)
+  try {
+    for (const [label, over] of [["over", 1], ["at", 0]]) {
+      logs.length = 0
+      const p = new GenkitForMaple({ maxContentBytes: Infinity, scrubSecrets: false })
+      const text = "a".repeat(handoffUnits - 2 + over)
+      const tool = { "genkit:metadata:subtype": "tool", "genkit:name": "t", "genkit:input": "{}", "genkit:output": `"${text}"` }
+      const js = { ...tool }
+      p.onEnd({ name: "big", attributes: tool })
+      mapSpanJs(js)
+      assert.ok(tool["gen_ai.tool.call.result"] === text, `${label}: the result written`)
+      assert.equal(tool["gen_ai.tool.call.result"], js["gen_ai.tool.call.result"])
+      const said = logs.join(" | ")
+      assert.ok(!said.includes("could not allocate memory"), `${label}: ${said}`)
+      if (over) assert.ok(said.includes("longer than the native mapping takes") && said.includes('"big"'), said)
+      else assert.equal(said, "", "at the hand-off size: mapped natively, nothing to say")
+    }
+  } finally {
+    diag.disable()
+  }
+})

@@ -124,9 +124,10 @@ function mapComplete(mapperId, native, span, attrs, subtype, guard) {
   if (result & (P.NEEDS_JS | P.PANIC)) {
     // JSON the core's reader refuses but JSON.parse accepts (`1e400`, a lone surrogate escape in
     // a key): map a normalised copy, so complete mode's rules still apply.
-    const panic = result & (P.PANIC | P.OUT_OF_MEMORY)
-    // Out of memory: a normalised copy would not help; the reference mapping in JS.
-    if (result & P.OUT_OF_MEMORY) return flags | state | panic | guarded(attrs, guard, js.mapSpanJs)
+    const panic = result & (P.PANIC | P.OUT_OF_MEMORY | P.TOO_LARGE)
+    // Out of memory or over the hand-off size: a normalised copy would not help; the reference
+    // mapping in JS.
+    if (result & (P.OUT_OF_MEMORY | P.TOO_LARGE)) return flags | state | panic | guarded(attrs, guard, js.mapSpanJs)
     let copy
     try {
       copy = { "genkit:input": threw & 1 ? undefined : normaliseJson(input), "genkit:output": threw & 2 ? undefined : normaliseJson(output) }

@@ -20,6 +20,7 @@ const P = Object.freeze({
   OUT_OF_MEMORY: 1 << 8,
   WRITE_FAILED: 1 << 9,
   CONTENT_WITHHELD: 1 << 10,
+  TOO_LARGE: 1 << 11,
 })
 
 /** What {@link read} returns when the attribute's getter (or Proxy trap) threw. */

@@ -1011,6 +1011,9 @@ pub struct ProblemFlags {
     pub write_failed: u32,
     /// A content attribute was left out: it could not be scrubbed or capped (issue 11).
     pub content_withheld: u32,
+    /// Complete mode: `genkit:input` or `genkit:output` is over the hand-off size
+    /// ([`HANDOFF_UNITS`]); the span was mapped by the pure-JS reference mapping.
+    pub too_large: u32,
 }
 
 /// Returns the problem flags, so the JavaScript side never hard-codes their values.
@@ -1028,6 +1031,7 @@ pub fn problem_flags() -> ProblemFlags {
         out_of_memory: problem::OUT_OF_MEMORY,
         write_failed: problem::WRITE_FAILED,
         content_withheld: problem::CONTENT_WITHHELD,
+        too_large: problem::TOO_LARGE,
     }
 }
 

@@ -540,7 +540,9 @@ impl Mapper {
 /// its exception event, its trace, span and parent span ids (hex), and its end time as the two
 /// numbers of its HrTime (`span.endTime`: seconds, nanoseconds; rule 2 prices the call at that
 /// time, at the time of mapping without them). Returns problem flags;
-/// with `NEEDS_JS` or `PANIC` nothing was written. Never throws. `sinkCodes` and
+/// with `NEEDS_JS` or `PANIC` nothing was written (`NEEDS_JS | TOO_LARGE`: `input` or `output`
+/// is longer than [`crate::HANDOFF_UNITS`], `NEEDS_JS | OUT_OF_MEMORY`: a buffer for it could not
+/// be had; the caller maps the span in JavaScript). Never throws. `sinkCodes` and
 /// `sinkValues`, when given, are the wrapper's attribute sink (`src/sink.rs`): the
 /// attributes are recorded there for the wrapper's named stores (`js/sink.js`) instead of
 /// being set on `attributes` (those past its room still are).
@@ -612,9 +614,8 @@ pub fn map_span(
                 match got {
                     // The JavaScript side maps the span (its reference mapping: the value is
                     // not copied again to normalise it).
-                    Got::TooLarge | Got::OutOfMemory => {
-                        return problem::NEEDS_JS | problem::OUT_OF_MEMORY
-                    }
+                    Got::TooLarge => return problem::NEEDS_JS | problem::TOO_LARGE,
+                    Got::OutOfMemory => return problem::NEEDS_JS | problem::OUT_OF_MEMORY,
                     _ => {}
                 }
             }

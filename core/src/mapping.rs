@@ -51,6 +51,11 @@ pub mod problem {
     /// allocation failed, its structure alone is over `maxContentBytes`, a path without the
     /// scrubber): scrubbed content or none, never unscrubbed (issue 11, `crate::content`).
     pub const CONTENT_WITHHELD: u32 = 1 << 10;
+    /// Complete mode only: `genkit:input` or `genkit:output` is longer than the binding's hand-off
+    /// size (16 Mi UTF-16 code units), so it was not copied into Rust and the span was mapped by
+    /// the pure-JS reference mapping, without complete mode's rules (set by the binding; always
+    /// with [`NEEDS_JS`]). Reference mode needs no report: its JavaScript twin writes the same.
+    pub const TOO_LARGE: u32 = 1 << 11;
 }
 
 /// What an output that could not be allocated sets: the span goes to the JavaScript mapping.
