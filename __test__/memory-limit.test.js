@@ -103,3 +103,34 @@ test("complete mode, a value over the hand-off size: the reference mapping in JS
     diag.disable()
   }
 })
+
+test("complete mode's fallback over the hand-off size: a tool.v2 span mapped as a tool, each getter called once", () => {
+  const binding = require("../binding.js")
+  const { GenkitForMaple } = require("..")
+  const { handoffUnits } = binding.nativeLimits()
+  const p = new GenkitForMaple({ maxContentBytes: Infinity, scrubSecrets: false })
+  const text = "b".repeat(handoffUnits)
+  for (const subtype of ["tool", "tool.v2", "model"]) {
+    const reads = { "genkit:input": 0, "genkit:output": 0 }
+    const values = {
+      "genkit:input": subtype === "model" ? JSON.stringify({ messages: [{ role: "user", content: [{ text }] }] }) : '{"q":1}',
+      "genkit:output": subtype === "model" ? JSON.stringify({ message: { role: "model", content: [{ text: "ok" }] }, finishReason: "stop" }) : `"${text}"`,
+    }
+    const attrs = { "genkit:metadata:subtype": subtype, "genkit:name": subtype === "model" ? "g/m" : "lookup" }
+    for (const key of Object.keys(reads)) {
+      Object.defineProperty(attrs, key, { enumerable: true, get: () => (reads[key]++, values[key]) })
+    }
+    p.onEnd({ name: "big", attributes: attrs })
+    assert.deepEqual(reads, { "genkit:input": 1, "genkit:output": 1 }, `${subtype}: each getter once`)
+    if (subtype === "model") {
+      assert.equal(attrs["gen_ai.operation.name"], "chat")
+      assert.equal(JSON.parse(attrs["gen_ai.input.messages"])[0].parts[0].content, text)
+      assert.deepEqual(attrs["gen_ai.response.finish_reasons"], ["stop"])
+    } else {
+      assert.equal(attrs["gen_ai.operation.name"], "execute_tool", subtype)
+      assert.equal(attrs["gen_ai.tool.name"], "lookup")
+      assert.equal(attrs["gen_ai.tool.call.arguments"], '{"q":1}')
+      assert.ok(attrs["gen_ai.tool.call.result"] === text, `${subtype}: the result`)
+    }
+  }
+})

@@ -63,6 +63,17 @@ function normaliseJson(text) {
 }
 
 /**
+ * Complete mode's last resort for a model or tool span the binding hands back: the reference
+ * mapping in JavaScript (seed 000's attributes), from `input` / `output` as the caller read them
+ * once (`js.THREW` when a getter threw), with a `tool.v2` span mapped as a tool, as complete mode
+ * maps it natively. Returns problem flags.
+ */
+function referenceMapping(attrs, subtype, input, output) {
+  if (subtype === "model") return js.mapModelName(attrs) | js.mapModelAttributes(attrs, input, output)
+  return js.mapToolOperation(attrs) | js.mapToolArguments(attrs, input) | js.mapToolResult(attrs, output)
+}
+
+/**
  * Maps one span in complete mode, in place. Returns problem flags, and the binding's
  * TOOL_CALL_STATE when the mapper keeps tool call id state afterwards.
  * @param {number} mapperId the native Mapper's `id` (the binding's `mapSpan` takes the mapper by it)
@@ -125,9 +136,10 @@ function mapComplete(mapperId, native, span, attrs, subtype, guard) {
     // JSON the core's reader refuses but JSON.parse accepts (`1e400`, a lone surrogate escape in
     // a key): map a normalised copy, so complete mode's rules still apply.
     const panic = result & (P.PANIC | P.OUT_OF_MEMORY | P.TOO_LARGE)
-    // Out of memory or over the hand-off size: a normalised copy would not help; the reference
-    // mapping in JS.
-    if (result & (P.OUT_OF_MEMORY | P.TOO_LARGE)) return flags | state | panic | guarded(attrs, guard, js.mapSpanJs)
+    // The reference mapping in JS, from the values read above (a getter is never called twice).
+    const reference = (t) => referenceMapping(t, subtype, input, output)
+    // Out of memory or over the hand-off size: a normalised copy would not help.
+    if (result & (P.OUT_OF_MEMORY | P.TOO_LARGE)) return flags | state | panic | guarded(attrs, guard, reference)
     let copy
     try {
       copy = { "genkit:input": threw & 1 ? undefined : normaliseJson(input), "genkit:output": threw & 2 ? undefined : normaliseJson(output) }
@@ -144,7 +156,7 @@ function mapComplete(mapperId, native, span, attrs, subtype, guard) {
     state |= result & native.TOOL_CALL_STATE
     if (result & (P.NEEDS_JS | P.PANIC)) {
       // Last resort: the reference mapping in JS.
-      return flags | state | panic | (result & (P.PANIC | P.OUT_OF_MEMORY)) | guarded(attrs, guard, js.mapSpanJs)
+      return flags | state | panic | (result & (P.PANIC | P.OUT_OF_MEMORY)) | guarded(attrs, guard, reference)
     }
     // Attributes past the sink's room were written into the copy itself.
     for (const key of Object.keys(copy)) {
