@@ -178,7 +178,10 @@ export interface GenkitForMapleOptions {
  *   message per candidate; `gen_ai.usage.input_tokens` / `gen_ai.usage.output_tokens` (integers)
  *   from `genkit:output.usage`.
  * - `tool`: `execute_tool`; `gen_ai.tool.name`; `gen_ai.tool.call.arguments` = `genkit:input`
- *   (`"{}"` when absent); `gen_ai.tool.call.result` = `genkit:output` (a JSON string result as its text).
+ *   (`"{}"` when absent; Genkit writes JSON text there: a value an app set that is not a string is
+ *   copied as it is in reference mode while the content rules change nothing, and otherwise kept
+ *   only when it is a number or a boolean, else left out with a `diag` report);
+ *   `gen_ai.tool.call.result` = `genkit:output` (a JSON string result as its text).
  * - anything else: untouched.
  *
  * Message JSON (seed 002/003): `[{"role","parts":[{"type":"text","content"} | {"type":"reasoning","content"}

@@ -184,9 +184,9 @@ test("adversarial spans (lone surrogates, 1e400, 5 MB values, odd types, existin
   await assertFusedEqualsProcessor(spans, { size: 512, inJs, what: "adversarial, one batch" })
 })
 
-test("a tool span's genkit:input that is not a string: as it is when the rules change nothing, a number or a boolean kept, anything else left out under scrubbing or a cap (processor = fused)", async () => {
+test("a tool span's genkit:input that is not a string: as it is when the rules change nothing, a number or a boolean kept, anything else left out under scrubbing or a cap, and in complete mode (processor = fused)", async () => {
   const secret = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD"
-  const inputs = [[secret, "x"], { key: secret }, new String(secret), [1, 2], 5, true]
+  const inputs = [[secret, "x"], { key: secret }, new String(secret), [1, 2], 5, true, 1.5]
   const tool = (i, input) =>
     fakeSpan(140 + i, { attributes: { "genkit:metadata:subtype": "tool", "genkit:name": "lookup", "genkit:input": input, "genkit:output": '{"r":2}' } })
   const spans = inputs.map((input, i) => tool(i, input))
@@ -195,6 +195,21 @@ test("a tool span's genkit:input that is not a string: as it is when the rules c
     { genkit: { mode: "reference", scrubSecrets: false, maxContentBytes: 1 << 20 }, reads: true },
     { genkit: { mode: "reference", scrubSecrets: false }, reads: false },
   ]
+  // Complete mode: a number or a boolean as it is, any other type left out whatever the rules.
+  for (const genkit of [{ mode: "complete" }, { mode: "complete", scrubSecrets: false, maxContentBytes: Infinity }]) {
+    await assertFusedEqualsProcessor(spans, { genkit, size: 3, what: `non-string tool input ${JSON.stringify(genkit)}` })
+    const text = await assertFusedEqualsProcessor(spans, { genkit, omit: true, size: 3, what: `non-string tool input, omit, ${JSON.stringify(genkit)}` })
+    assert.equal(text.includes(secret), false, `${JSON.stringify(genkit)}: no secret in the request`)
+    const processor = new GenkitForMaple(genkit)
+    for (const [i, input] of inputs.entries()) {
+      const view = processed(processor, spans[i])
+      const written = view.attributes["gen_ai.tool.call.arguments"]
+      if (typeof input === "number" || typeof input === "boolean") assert.equal(written, input, `${JSON.stringify(genkit)} input ${i}: as it is`)
+      else assert.ok(!("gen_ai.tool.call.arguments" in view.attributes), `${JSON.stringify(genkit)} input ${i}: left out`)
+      assert.equal(view.attributes["gen_ai.operation.name"], "execute_tool")
+      assert.equal(view.attributes["gen_ai.tool.call.result"], '{"r":2}')
+    }
+  }
   for (const { genkit, reads } of rules) {
     await assertFusedEqualsProcessor(spans, { genkit, size: 3, what: `non-string tool input ${JSON.stringify(genkit)}` })
     // Without genkit:input (which carries the secret as the app wrote it), the request has the

@@ -10,7 +10,7 @@
 
 use super::{call_with_sink, quiet_panics, sink, with_buffers, Call, Read};
 use genkit_for_maple_core::problem;
-use genkit_for_maple_core::span::{self, Mode, Options, SpanInput, Status, Value};
+use genkit_for_maple_core::span::{self, Mode, Options, OtherInput, SpanInput, Status, Value};
 use napi::bindgen_prelude::{FromNapiValue, JsValue, Object, Unknown};
 use napi::{sys, Env};
 use std::cell::RefCell;
@@ -231,6 +231,43 @@ fn read_lossy(call: &Call, value: Option<sys::napi_value>, threw: bool, buf: &mu
         Read::TooLarge => Got::TooLarge,
         Read::OutOfMemory => Got::OutOfMemory,
         Read::NotWellFormed => read_lossy_units(call, value, buf),
+    }
+}
+
+/// What `value` is when it is neither a string nor null/undefined (core [`OtherInput`]: a
+/// tool span's arguments); `None` for those, or when napi cannot tell.
+fn other_input(env: sys::napi_env, value: sys::napi_value) -> Option<OtherInput> {
+    let mut kind = sys::ValueType::napi_undefined;
+    // SAFETY: live `env` of the current call, a handle of it, valid out-pointer; on failure
+    // `kind` keeps `undefined`.
+    if unsafe { sys::napi_typeof(env, value, &mut kind) } != sys::Status::napi_ok {
+        return None;
+    }
+    match kind {
+        sys::ValueType::napi_number => {
+            let mut n = 0f64;
+            // SAFETY: as above; `value` is a number, so napi writes `n`.
+            let ok = unsafe { sys::napi_get_value_double(env, value, &mut n) };
+            Some(if ok == sys::Status::napi_ok {
+                OtherInput::Number(n)
+            } else {
+                OtherInput::Other
+            })
+        }
+        sys::ValueType::napi_boolean => {
+            let mut b = false;
+            // SAFETY: as above; `value` is a boolean, so napi writes `b`.
+            let ok = unsafe { sys::napi_get_value_bool(env, value, &mut b) };
+            Some(if ok == sys::Status::napi_ok {
+                OtherInput::Bool(b)
+            } else {
+                OtherInput::Other
+            })
+        }
+        sys::ValueType::napi_undefined
+        | sys::ValueType::napi_null
+        | sys::ValueType::napi_string => None,
+        _ => Some(OtherInput::Other),
     }
 }
 
@@ -630,6 +667,11 @@ pub fn map_span(
                 subtype: Some(subtype),
                 name,
                 input: matches!(got_input, Got::Str | Got::Lossy).then_some(input_buf.as_str()),
+                // Only a tool span reads it (its arguments); a getter that threw gave nothing.
+                other_input: match (&got_input, subtype) {
+                    (Got::Absent, "tool" | "tool.v2") => other_input(call.env, input.raw()),
+                    _ => None,
+                },
                 output: matches!(got_output, Got::Str | Got::Lossy).then_some(output_buf.as_str()),
                 conversation_id: None,
                 status: Status::from_code(status),

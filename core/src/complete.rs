@@ -1097,7 +1097,8 @@ fn write_media(out: &mut Out, media: &MediaPart<'_>) {
 // Tool spans.
 
 /// Tool spans, `tool` and `tool.v2` (rule 6): `execute_tool`, the name, the arguments
-/// (`genkit:input`, `"{}"` when absent) and the result. A `tool.v2` result: its `output` as a
+/// (`genkit:input`, `"{}"` when absent, a number or a boolean as it is, left out for another
+/// type: [`crate::span::OtherInput`]) and the result. A `tool.v2` result: its `output` as a
 /// `tool` result when it has no content parts, else the JSON `{"output","content":[GenAI parts]}`
 /// (media as rule 7: no bytes).
 fn map_tool<'a>(
@@ -1109,10 +1110,15 @@ fn map_tool<'a>(
     if let Some(name) = span.name {
         out.push(keys::TOOL_NAME, Value::str(name));
     }
-    out.push(
-        keys::TOOL_CALL_ARGUMENTS,
-        Value::str(span.input.unwrap_or("{}")),
-    );
+    // A number or a boolean as it is; another type left out (`OtherInput`).
+    match (span.input, span.other_input) {
+        (Some(text), _) => out.push(keys::TOOL_CALL_ARGUMENTS, Value::str(text)),
+        (None, None) => out.push(keys::TOOL_CALL_ARGUMENTS, Value::str("{}")),
+        (None, Some(other)) => match other.value() {
+            Some(value) => out.push(keys::TOOL_CALL_ARGUMENTS, value),
+            None => out.problems |= problem::ATTRIBUTE_TYPE,
+        },
+    }
     let Some(output) = span.output else {
         return Ok(());
     };

@@ -28,7 +28,7 @@ use crate::encode::number_value;
 use crate::encode::proto::common::v1::{any_value, AnyValue, ArrayValue, KeyValue};
 use crate::encode::proto::trace::v1::Span;
 use crate::problem;
-use crate::span::{keys, Mapper, Mode, SpanInput, Status, Value};
+use crate::span::{keys, Mapper, Mode, OtherInput, SpanInput, Status, Value};
 
 /// `genkit:input`.
 pub const GENKIT_INPUT: &str = "genkit:input";
@@ -54,6 +54,18 @@ fn string_of(kv: &KeyValue) -> Option<&str> {
         any_value::Value::StringValue(s) => Some(s),
         _ => None,
     }
+}
+
+/// What a `genkit:input` that is not a string is ([`OtherInput`]); `None` for an empty
+/// `AnyValue` (a JavaScript `null` or `undefined`).
+fn other_of(kv: &KeyValue) -> Option<OtherInput> {
+    Some(match kv.value.as_ref()?.value.as_ref()? {
+        any_value::Value::StringValue(_) => return None,
+        any_value::Value::IntValue(i) => OtherInput::Number(*i as f64),
+        any_value::Value::DoubleValue(d) => OtherInput::Number(*d),
+        any_value::Value::BoolValue(b) => OtherInput::Bool(*b),
+        _ => OtherInput::Other,
+    })
 }
 
 /// The attribute `key`, if present.
@@ -141,6 +153,9 @@ pub fn map_span(mapper: &mut Mapper, span: &mut Span, handoff_units: usize) -> F
         }
         let mut input = None;
         let mut output = None;
+        // `genkit:input` when it is not a string (complete mode; OTLP has no null/undefined: an
+        // empty `AnyValue` is absent).
+        let mut other_input = None;
         if !agent {
             for (key, slot) in [(GENKIT_INPUT, &mut input), (GENKIT_OUTPUT, &mut output)] {
                 if let Some(kv) = find(attrs, key) {
@@ -152,6 +167,7 @@ pub fn map_span(mapper: &mut Mapper, span: &mut Span, handoff_units: usize) -> F
                         None if mode == Mode::Reference && kv.value.is_some() => {
                             return Fused::NeedsJs
                         }
+                        None if key == GENKIT_INPUT => other_input = other_of(kv),
                         None => {}
                     }
                 }
@@ -171,6 +187,7 @@ pub fn map_span(mapper: &mut Mapper, span: &mut Span, handoff_units: usize) -> F
             subtype: Some(subtype),
             name,
             input,
+            other_input,
             output,
             // A placeholder: the attribute's own `AnyValue` is written (below).
             conversation_id: conversation.map(|_| Value::Null),
@@ -207,6 +224,9 @@ pub fn map_span(mapper: &mut Mapper, span: &mut Span, handoff_units: usize) -> F
         for (key, value) in &mapped.attributes {
             let v = if *key == keys::CONVERSATION_ID {
                 conversation.cloned()
+            } else if *key == keys::TOOL_CALL_ARGUMENTS && other_input.is_some() {
+                // A number or a boolean as it is: its own `AnyValue` (an `intValue` stays one).
+                find(attrs, GENKIT_INPUT).and_then(|kv| kv.value.clone())
             } else {
                 any_value(value)
             };

@@ -97,6 +97,10 @@ pub struct SpanInput<'a> {
     pub name: Option<&'a str>,
     /// `genkit:input` when a string.
     pub input: Option<&'a str>,
+    /// `genkit:input` when it is present but neither a string nor null/undefined (Genkit writes
+    /// JSON text there; an app or a plugin may set another type). Read for a tool span's
+    /// `gen_ai.tool.call.arguments` only, and only when `input` is `None`.
+    pub other_input: Option<OtherInput>,
     /// `genkit:output` when a string.
     pub output: Option<&'a str>,
     /// `genkit:metadata:conversationId`, else `genkit:metadata:agent:sessionId`, of any attribute
@@ -118,6 +122,32 @@ pub struct SpanInput<'a> {
     /// the JavaScript SDK's `span.endTime` HrTime). Complete mode prices the call at that time
     /// (rule 2: prices change over time); `None`: priced at the time of mapping.
     pub end_time_unix_nano: Option<u64>,
+}
+
+/// A `genkit:input` that is not a string ([`SpanInput::other_input`]). A tool span's
+/// `gen_ai.tool.call.arguments` is then the number or the boolean as it is (seed 000 copies the
+/// value as it is; the GenAI semantic conventions type the attribute `any`), and for any other
+/// type left out: complete mode writes JSON text or scalars, and an array or an object is
+/// neither (problem [`problem::ATTRIBUTE_TYPE`]; reference mode's JavaScript path copies it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum OtherInput {
+    /// A number (a JavaScript number, an OTLP `intValue` or `doubleValue`).
+    Number(f64),
+    /// A boolean.
+    Bool(bool),
+    /// Any other type: an array, an object, a `Symbol`, a `BigInt`, bytes, ...
+    Other,
+}
+
+impl OtherInput {
+    /// The attribute value of a number or a boolean; `None` for [`OtherInput::Other`].
+    pub fn value<'a>(self) -> Option<Value<'a>> {
+        match self {
+            OtherInput::Number(n) => Some(Value::Double(n)),
+            OtherInput::Bool(b) => Some(Value::Bool(b)),
+            OtherInput::Other => None,
+        }
+    }
 }
 
 /// An attribute value, independent of the sink.
@@ -406,10 +436,16 @@ pub fn map_reference_scrubbed<'a>(
         Some("tool") => {
             out.push(sc::OPERATION_NAME, Value::str("execute_tool"));
             out.push(keys::TOOL_NAME, Value::str(reference_name(span)));
-            out.push(
-                keys::TOOL_CALL_ARGUMENTS,
-                Value::str(span.input.unwrap_or("{}")),
-            );
+            // Seed 000 copies `genkit:input` as it is: a type no sink here can copy, to JS.
+            let arguments = match (span.input, span.other_input) {
+                (Some(text), _) => Value::str(text),
+                (None, None) => Value::str("{}"),
+                (None, Some(other)) => match other.value() {
+                    Some(value) => value,
+                    None => return needs_js(out.problems),
+                },
+            };
+            out.push(keys::TOOL_CALL_ARGUMENTS, arguments);
             if let Some(output) = span.output {
                 match map_tool_result(output) {
                     ToolResult::Invalid => out.problems |= problem::TOOL_OUTPUT_NOT_JSON,

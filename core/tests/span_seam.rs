@@ -2,7 +2,9 @@
 //! applies issue 10's rules. Inputs are shaped as Genkit 1.42 writes them (corpus fixtures).
 
 use genkit_for_maple_core::complete::{finish_reason, media_info, provider_name};
-use genkit_for_maple_core::span::{error_type, Mapper, Mode, Options, SpanInput, Status, Value};
+use genkit_for_maple_core::span::{
+    error_type, Mapper, Mode, Options, OtherInput, SpanInput, Status, Value,
+};
 use serde_json::value::RawValue;
 
 fn mapper(mode: Mode) -> Mapper {
@@ -312,6 +314,78 @@ fn tool_v2_result_from_output_and_content() {
     );
     // Reference mode: tool.v2 is not a tool call (seed 000).
     assert!(mapper(Mode::Reference).map(&span).attributes.is_empty());
+}
+
+#[test]
+fn a_tool_input_that_is_not_a_string_number_and_boolean_as_they_are_other_types_left_out() {
+    let problem = genkit_for_maple_core::problem::ATTRIBUTE_TYPE;
+    for subtype in ["tool", "tool.v2"] {
+        for (mode, modes) in [(Mode::Complete, "complete"), (Mode::Reference, "reference")] {
+            if subtype == "tool.v2" && mode == Mode::Reference {
+                continue; // not a tool call in reference mode (seed 000)
+            }
+            let span = |other| SpanInput {
+                subtype: Some(subtype),
+                name: Some("lookup"),
+                other_input: other,
+                output: Some(r#"{"r":2}"#),
+                ..SpanInput::default()
+            };
+            fn args<'a>(m: &genkit_for_maple_core::span::Mapped<'a>) -> Option<Value<'a>> {
+                m.attributes
+                    .iter()
+                    .find(|(k, _)| *k == "gen_ai.tool.call.arguments")
+                    .map(|(_, v)| v.clone())
+            }
+            let what = format!("{subtype} {modes}");
+            for (other, want) in [
+                (OtherInput::Number(5.0), Value::Double(5.0)),
+                (OtherInput::Number(-1.5), Value::Double(-1.5)),
+                (OtherInput::Bool(false), Value::Bool(false)),
+            ] {
+                let m = mapper(mode).map(&span(Some(other)));
+                assert_eq!(args(&m), Some(want), "{what}");
+                assert_eq!(m.problems & problem, 0, "{what}");
+                assert_eq!(
+                    s(get(&m, "gen_ai.tool.call.result")),
+                    r#"{"r":2}"#,
+                    "{what}"
+                );
+            }
+            // Nothing there: "{}" (seed 000); a string wins over `other_input`.
+            let m = mapper(mode).map(&span(None));
+            assert_eq!(s(get(&m, "gen_ai.tool.call.arguments")), "{}", "{what}");
+            let text = SpanInput {
+                input: Some(r#"{"q":1}"#),
+                ..span(Some(OtherInput::Other))
+            };
+            let m = mapper(mode).map(&text);
+            assert_eq!(
+                s(get(&m, "gen_ai.tool.call.arguments")),
+                r#"{"q":1}"#,
+                "{what}"
+            );
+            // Another type: complete mode leaves the arguments out and says so; reference mode
+            // hands the span to JavaScript, which copies the value as it is.
+            let m = mapper(mode).map(&span(Some(OtherInput::Other)));
+            if mode == Mode::Complete {
+                assert_eq!(args(&m), None, "{what}");
+                assert_ne!(m.problems & problem, 0, "{what}");
+                assert_eq!(
+                    s(get(&m, "gen_ai.tool.call.result")),
+                    r#"{"r":2}"#,
+                    "{what}"
+                );
+                assert_eq!(s(get(&m, "gen_ai.operation.name")), "execute_tool");
+            } else {
+                assert_ne!(
+                    m.problems & genkit_for_maple_core::problem::NEEDS_JS,
+                    0,
+                    "{what}"
+                );
+            }
+        }
+    }
 }
 
 #[test]
