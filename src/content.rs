@@ -148,13 +148,13 @@ pub(crate) fn rules_of(
 /// unscrubbed while scrubbing is on (issue 11). `false` when napi cannot tell.
 ///
 /// [`problem::CONTENT_WITHHELD`]: genkit_for_maple_core::problem::CONTENT_WITHHELD
+/// The same classification as complete mode's (`seam::other_input`, core `span::OtherInput`).
 pub(crate) fn writable_as_is(env: napi::sys::napi_env, value: napi::sys::napi_value) -> bool {
-    let mut kind = napi::sys::ValueType::napi_object;
-    // SAFETY: live `env` of the current call, a handle of it, valid out-pointer; should napi fail,
-    // `kind` stays an object's, which is not writable as is.
-    let status = unsafe { napi::sys::napi_typeof(env, value, &mut kind) };
-    status == napi::sys::Status::napi_ok
-        && (kind == napi::sys::ValueType::napi_number || kind == napi::sys::ValueType::napi_boolean)
+    use genkit_for_maple_core::span::OtherInput;
+    matches!(
+        crate::seam::other_input(env, value),
+        Some(OtherInput::Number(_) | OtherInput::Bool(_))
+    )
 }
 
 /// A value `filterContent` changed.

@@ -235,8 +235,9 @@ fn read_lossy(call: &Call, value: Option<sys::napi_value>, threw: bool, buf: &mu
 }
 
 /// What `value` is when it is neither a string nor null/undefined (core [`OtherInput`]: a
-/// tool span's arguments); `None` for those, or when napi cannot tell.
-fn other_input(env: sys::napi_env, value: sys::napi_value) -> Option<OtherInput> {
+/// tool span's arguments; reference mode's content rules ask the same, `content::writable_as_is`);
+/// `None` for those, or when napi cannot tell.
+pub(crate) fn other_input(env: sys::napi_env, value: sys::napi_value) -> Option<OtherInput> {
     let mut kind = sys::ValueType::napi_undefined;
     // SAFETY: live `env` of the current call, a handle of it, valid out-pointer; on failure
     // `kind` keeps `undefined`.
