@@ -242,7 +242,8 @@ fn map_output<'a>(output: &'a str, attrs: &mut ModelAttributes<'a>, scrubber: Op
     match answer(&response.message) {
         Some(Ok(m)) => {
             let source = SourceScrubber::of(scrubber, Some(output));
-            let mut out = Out::with_hint(message_bytes(m) + 2).scrubbing(source.as_ref());
+            let mut out =
+                Out::with_hint(message_bytes(m).saturating_add(2)).scrubbing(source.as_ref());
             out.push('[');
             write_message(&mut out, m, response.finish_reason);
             out.push(']');
