@@ -18,6 +18,24 @@ const KINDS = {
   "unexpected error while mapping": () => ({ ...model(IN, OUT), "genkit:name": { toString() { throw new Error("x") } } }),
 }
 
+test("complete mode: a tool span's genkit:input that is an array or an object is left out of the arguments, and diag says why", (t) => {
+  const { logs } = capture(t)
+  const processor = new GenkitForMaple({ mode: "complete" })
+  for (const [i, input] of [[["a", "b"]], [{ q: 1 }], [7], [true]].map(([v], i) => [i, v])) {
+    const attrs = { "genkit:name": "lookup", "genkit:metadata:subtype": "tool", "genkit:input": input, "genkit:output": '"ok"' }
+    processor.onEnd({ attributes: attrs, name: `tool-${i}`, spanContext: () => ({ traceId: "a".repeat(32), spanId: "b".repeat(16) }) })
+    const scalar = typeof input !== "object"
+    assert.equal("gen_ai.tool.call.arguments" in attrs, scalar, `input ${i}`)
+    if (scalar) assert.equal(attrs["gen_ai.tool.call.arguments"], input)
+    assert.equal(attrs["gen_ai.tool.call.result"], "ok")
+    assert.ok(Object.is(attrs["genkit:input"], input), "genkit:input unchanged")
+  }
+  const warns = logs.filter((l) => l.level === "warn" && l.message.startsWith("genkit-for-maple: span"))
+  // One report a kind a minute: the first array names it.
+  assert.equal(warns.length, 1, warns.map((l) => l.message).join("\n"))
+  assert.match(warns[0].message, /span "tool-0" .*a tool span's genkit:input that is neither a string, a number nor a boolean/)
+})
+
 function capture(t) {
   const logs = []
   const record = (level) => (message, ...args) => logs.push({ level, message: String(message), args })

@@ -64,7 +64,7 @@ const PROBLEM_TEXT = [
   [P.PANIC, "the native mapping failed; the span was mapped in JavaScript"],
   [P.OUT_OF_MEMORY, "the native mapping could not allocate memory for this span; the span was mapped in JavaScript"],
   [P.TOO_LARGE, "genkit:input or genkit:output is longer than the native mapping takes (16 Mi UTF-16 code units); the span was mapped by the pure-JS reference mapping, without complete mode's rules (token usage, cost, tool call ids, errors)"],
-  [P.ATTRIBUTE_TYPE, "unexpected error while mapping; some gen_ai.* attributes may be missing"],
+  [P.ATTRIBUTE_TYPE, "unexpected error while mapping (an attribute whose getter threw or whose type Genkit does not write, such as a genkit:name that cannot be made a string or, in complete mode, a tool span's genkit:input that is neither a string, a number nor a boolean); some gen_ai.* attributes may be missing"],
   [P.WRITE_FAILED, "a gen_ai.* attribute could not be written (a setter or Proxy trap threw, or the attribute map is frozen); it is missing"],
   [P.CONTENT_WITHHELD, "a content attribute was not written: it could not be scrubbed or capped (no memory, its structure alone over maxContentBytes, a value too long to copy, a tool input that is neither a string, a number nor a boolean, or the pure-JS mapping, which has no secret scrubber); content is written scrubbed or not at all"],
 ]
