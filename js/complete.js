@@ -135,11 +135,12 @@ function mapComplete(mapperId, native, span, attrs, subtype, guard) {
   if (result & (P.NEEDS_JS | P.PANIC)) {
     // JSON the core's reader refuses but JSON.parse accepts (`1e400`, a lone surrogate escape in
     // a key): map a normalised copy, so complete mode's rules still apply.
-    const panic = result & (P.PANIC | P.OUT_OF_MEMORY | P.TOO_LARGE)
+    // What the first call reports (the fallback's reason), whatever the retry answers.
+    const handedBack = result & (P.PANIC | P.OUT_OF_MEMORY | P.TOO_LARGE)
     // The reference mapping in JS, from the values read above (a getter is never called twice).
     const reference = (t) => referenceMapping(t, subtype, input, output)
     // Out of memory or over the hand-off size: a normalised copy would not help.
-    if (result & (P.OUT_OF_MEMORY | P.TOO_LARGE)) return flags | state | panic | guarded(attrs, guard, reference)
+    if (result & (P.OUT_OF_MEMORY | P.TOO_LARGE)) return flags | state | handedBack | guarded(attrs, guard, reference)
     let copy
     try {
       copy = { "genkit:input": threw & 1 ? undefined : normaliseJson(input), "genkit:output": threw & 2 ? undefined : normaliseJson(output) }
@@ -156,13 +157,13 @@ function mapComplete(mapperId, native, span, attrs, subtype, guard) {
     state |= result & native.TOOL_CALL_STATE
     if (result & (P.NEEDS_JS | P.PANIC)) {
       // Last resort: the reference mapping in JS.
-      return flags | state | panic | (result & (P.PANIC | P.OUT_OF_MEMORY)) | guarded(attrs, guard, reference)
+      return flags | state | handedBack | (result & (P.PANIC | P.OUT_OF_MEMORY)) | guarded(attrs, guard, reference)
     }
     // Attributes past the sink's room were written into the copy itself.
     for (const key of Object.keys(copy)) {
       if (!key.startsWith("genkit:")) attrs[key] = copy[key]
     }
-    result |= panic | state
+    result |= handedBack | state
   }
   return flags | result
 }

@@ -145,10 +145,10 @@ pub(crate) fn rules_of(
 /// scrub and nothing to cap. Anything else (an array of strings, an object, a `String` object:
 /// what an exporter would write element by element or key by key) is left out instead, as a
 /// value that could not be scrubbed is ([`problem::CONTENT_WITHHELD`]): content is never written
-/// unscrubbed while scrubbing is on (issue 11). `false` when napi cannot tell.
+/// unscrubbed while scrubbing is on (issue 11). `false` when napi cannot tell. The same
+/// classification as complete mode's (`seam::other_input`, core `span::OtherInput`).
 ///
 /// [`problem::CONTENT_WITHHELD`]: genkit_for_maple_core::problem::CONTENT_WITHHELD
-/// The same classification as complete mode's (`seam::other_input`, core `span::OtherInput`).
 pub(crate) fn writable_as_is(env: napi::sys::napi_env, value: napi::sys::napi_value) -> bool {
     use genkit_for_maple_core::span::OtherInput;
     matches!(

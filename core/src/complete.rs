@@ -1110,14 +1110,10 @@ fn map_tool<'a>(
     if let Some(name) = span.name {
         out.push(keys::TOOL_NAME, Value::str(name));
     }
-    // A number or a boolean as it is; another type left out (`OtherInput`).
-    match (span.input, span.other_input) {
-        (Some(text), _) => out.push(keys::TOOL_CALL_ARGUMENTS, Value::str(text)),
-        (None, None) => out.push(keys::TOOL_CALL_ARGUMENTS, Value::str("{}")),
-        (None, Some(other)) => match other.value() {
-            Some(value) => out.push(keys::TOOL_CALL_ARGUMENTS, value),
-            None => out.problems |= problem::ATTRIBUTE_TYPE,
-        },
+    // Another type than a string, a number or a boolean: left out (`OtherInput`).
+    match span.tool_arguments() {
+        Some(value) => out.push(keys::TOOL_CALL_ARGUMENTS, value),
+        None => out.problems |= problem::ATTRIBUTE_TYPE,
     }
     let Some(output) = span.output else {
         return Ok(());

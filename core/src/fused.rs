@@ -154,8 +154,9 @@ pub fn map_span(mapper: &mut Mapper, span: &mut Span, handoff_units: usize) -> F
         let mut input = None;
         let mut output = None;
         // `genkit:input` when it is not a string (complete mode; OTLP has no null/undefined: an
-        // empty `AnyValue` is absent).
+        // empty `AnyValue` is absent), and its `AnyValue`, which a number or a boolean keeps.
         let mut other_input = None;
+        let mut other_value: Option<&AnyValue> = None;
         if !agent {
             for (key, slot) in [(GENKIT_INPUT, &mut input), (GENKIT_OUTPUT, &mut output)] {
                 if let Some(kv) = find(attrs, key) {
@@ -167,7 +168,10 @@ pub fn map_span(mapper: &mut Mapper, span: &mut Span, handoff_units: usize) -> F
                         None if mode == Mode::Reference && kv.value.is_some() => {
                             return Fused::NeedsJs
                         }
-                        None if key == GENKIT_INPUT => other_input = other_of(kv),
+                        None if key == GENKIT_INPUT => {
+                            other_input = other_of(kv);
+                            other_value = kv.value.as_ref();
+                        }
                         None => {}
                     }
                 }
@@ -226,7 +230,7 @@ pub fn map_span(mapper: &mut Mapper, span: &mut Span, handoff_units: usize) -> F
                 conversation.cloned()
             } else if *key == keys::TOOL_CALL_ARGUMENTS && other_input.is_some() {
                 // A number or a boolean as it is: its own `AnyValue` (an `intValue` stays one).
-                find(attrs, GENKIT_INPUT).and_then(|kv| kv.value.clone())
+                other_value.cloned()
             } else {
                 any_value(value)
             };

@@ -124,6 +124,19 @@ pub struct SpanInput<'a> {
     pub end_time_unix_nano: Option<u64>,
 }
 
+impl<'a> SpanInput<'a> {
+    /// A tool span's `gen_ai.tool.call.arguments`: `genkit:input`'s text, `"{}"` when it is
+    /// absent (seed 000), a number or a boolean as it is; `None` for another type
+    /// ([`OtherInput::Other`]), which each mode answers in its own way.
+    pub fn tool_arguments(&self) -> Option<Value<'a>> {
+        match (self.input, self.other_input) {
+            (Some(text), _) => Some(Value::str(text)),
+            (None, None) => Some(Value::str("{}")),
+            (None, Some(other)) => other.value(),
+        }
+    }
+}
+
 /// A `genkit:input` that is not a string ([`SpanInput::other_input`]). A tool span's
 /// `gen_ai.tool.call.arguments` is then the number or the boolean as it is (seed 000 copies the
 /// value as it is; the GenAI semantic conventions type the attribute `any`), and for any other
@@ -437,13 +450,8 @@ pub fn map_reference_scrubbed<'a>(
             out.push(sc::OPERATION_NAME, Value::str("execute_tool"));
             out.push(keys::TOOL_NAME, Value::str(reference_name(span)));
             // Seed 000 copies `genkit:input` as it is: a type no sink here can copy, to JS.
-            let arguments = match (span.input, span.other_input) {
-                (Some(text), _) => Value::str(text),
-                (None, None) => Value::str("{}"),
-                (None, Some(other)) => match other.value() {
-                    Some(value) => value,
-                    None => return needs_js(out.problems),
-                },
+            let Some(arguments) = span.tool_arguments() else {
+                return needs_js(out.problems);
             };
             out.push(keys::TOOL_CALL_ARGUMENTS, arguments);
             if let Some(output) = span.output {
