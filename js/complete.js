@@ -128,7 +128,7 @@ function mapComplete(mapperId, native, span, attrs, subtype, guard) {
   let out = sink.take()
   const inputValue = threw & 1 ? undefined : input
   const outputValue = threw & 2 ? undefined : output
-  let result = native.mapSpan(mapperId, attrs, inputValue, outputValue, threw, subtype, name, status, type, stack, traceId, spanId, parent, endSeconds, endNanos, out.codes, out.values)
+  let result = native.mapSpan(mapperId, attrs, inputValue, outputValue, threw, subtype, name, status, type, stack, traceId, spanId, parent, endSeconds, endNanos, out.buffer, out.values)
   result |= sink.flush(attrs, out, (result & (P.NEEDS_JS | P.PANIC)) !== 0, inputValue, outputValue)
   // The mapper keeps tool call id state (native TOOL_CALL_STATE): passed on to the processor.
   let state = result & native.TOOL_CALL_STATE
@@ -152,7 +152,7 @@ function mapComplete(mapperId, native, span, attrs, subtype, guard) {
     result =
       copy === undefined
         ? P.NEEDS_JS
-        : native.mapSpan(mapperId, copy, copy["genkit:input"], copy["genkit:output"], threw, subtype, name, status, type, stack, traceId, spanId, parent, endSeconds, endNanos, out.codes, out.values)
+        : native.mapSpan(mapperId, copy, copy["genkit:input"], copy["genkit:output"], threw, subtype, name, status, type, stack, traceId, spanId, parent, endSeconds, endNanos, out.buffer, out.values)
     result |= sink.flush(attrs, out, (result & (P.NEEDS_JS | P.PANIC)) !== 0, copy?.["genkit:input"], copy?.["genkit:output"])
     state |= result & native.TOOL_CALL_STATE
     if (result & (P.NEEDS_JS | P.PANIC)) {

@@ -128,7 +128,7 @@ function mapModelNative(native, attrs, rulesId, guard) {
   const out = sink.take()
   const inputValue = inputThrew ? undefined : input
   const outputValue = output === js.THREW ? undefined : output
-  let flags = native.mapModelSpan(attrs, inputValue, outputValue, inputThrew, rulesId, stringSlice, stringConcat, out.codes, out.values)
+  let flags = native.mapModelSpan(attrs, inputValue, outputValue, inputThrew, rulesId, stringSlice, stringConcat, out.buffer, out.values)
   flags |= sink.flush(attrs, out, (flags & TO_JS) !== 0, inputValue, outputValue)
   if (flags & TO_JS) return (flags & (P.PANIC | P.OUT_OF_MEMORY)) | guarded(attrs, guard, (t) => js.mapModelAttributes(t, input, output))
   return (
@@ -153,7 +153,7 @@ function mapToolNative(native, attrs, rulesId, guard) {
   const out = sink.take()
   const inputValue = inputThrew ? undefined : input
   const outputValue = outputThrew ? undefined : output
-  let flags = native.mapToolSpan(attrs, outputValue, rulesId, stringSlice, inputValue, !inputThrew, out.codes, out.values)
+  let flags = native.mapToolSpan(attrs, outputValue, rulesId, stringSlice, inputValue, !inputThrew, out.buffer, out.values)
   flags |= sink.flush(attrs, out, (flags & TO_JS) !== 0, inputValue, outputValue)
   const threw = (inputThrew ? P.ATTRIBUTE_TYPE : 0) | (outputThrew ? P.ATTRIBUTE_TYPE | P.TOOL_OUTPUT_NOT_JSON : 0)
   if (flags & TO_JS) {
@@ -241,9 +241,13 @@ class GenkitForMaple {
         if (this.holdsToolCalls && isLocalRoot(span)) this.holdsToolCalls = endTrace(this.mapper, span)
       } else if (subtype === undefined) {
         // util, flowStep, promptTemplate and non-Genkit spans: nothing to map.
+      } else if (native !== undefined && (subtype === "flow" || subtype === "agent")) {
+        // Flow and agent spans need no JSON and hold no content: the JS mapping is their fast
+        // path, entered at their case.
+        flags = js.mapAgent(attrs)
       } else if (native === undefined || (subtype !== "model" && subtype !== "tool")) {
-        // Flow and agent spans need no JSON (the JS mapping is their fast path); without the
-        // binding, everything goes through the JS mapping.
+        // Without the binding, everything goes through the JS mapping (content through the
+        // guard); a subtype reference mode does not map (tool.v2, say) writes nothing there.
         flags = native === undefined ? guarded(attrs, this.guard, js.mapSpanJs) : js.mapSpanJs(attrs)
       } else if (subtype === "model") {
         flags = js.mapModelName(attrs) | mapModelNative(native, attrs, this.rulesId, this.guard)

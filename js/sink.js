@@ -101,12 +101,15 @@ function put(a, code, name, value) {
 }
 
 /**
- * A sink: `codes` (count, then code and number per entry) and `values` (src/sink.rs, Layout).
+ * A sink: `codes` (count, then code and number per entry), a view of all of `buffer` (what the
+ * binding is given), and `values` (src/sink.rs, Layout).
  * Class fields are own properties from the start, so assigning them never reaches a setter a
  * user put on a prototype (nor do the writes into `values`, whose elements all exist).
  */
 class Sink {
-  codes = new Float64Array(1 + 2 * ENTRIES)
+  // The binding is given the buffer: its memory is cheaper to reach than the typed array's.
+  buffer = new ArrayBuffer(Float64Array.BYTES_PER_ELEMENT * (1 + 2 * ENTRIES))
+  codes = new Float64Array(this.buffer)
   values = Array.from({ length: 2 * ENTRIES }, () => undefined)
   next = undefined
 }

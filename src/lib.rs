@@ -48,8 +48,8 @@ extern crate napi_derive;
 use genkit_for_maple_core::{
     map_model_scrubbed, map_tool_result, otlp, problem, Scalar, ToolResult,
 };
-use napi::bindgen_prelude::{Buffer, JsValue, Object, Unknown};
-use napi::{sys, Env};
+use napi::bindgen_prelude::Buffer;
+use napi::sys;
 use std::cell::RefCell;
 use std::ffi::CStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -60,6 +60,7 @@ pub mod export;
 pub mod flat;
 pub mod fused;
 mod hollow;
+pub mod raw;
 pub mod seam;
 pub mod sink;
 mod slice;
@@ -84,6 +85,10 @@ pub const HANDOFF_UNITS: usize = 16 << 20;
 /// buffer as Latin-1 (after V8 reports its UTF-8 length equal to its length), sparing the UTF-16
 /// copy (2 bytes per unit). Below it the extra length pass costs more than the copy it spares.
 pub const LATIN1_UNITS: usize = 64 << 10;
+
+/// Strings shorter than this less one (UTF-16 code units) are read by [`Call::read_string`] in
+/// one napi call into a stack buffer of this size.
+const SHORT_UNITS: usize = 256;
 
 /// How many leading code units [`Call::read_string`] looks at before it asks V8 whether a long
 /// string is ASCII (a whole-string walk): most multi-byte texts show a wider unit by then.
@@ -188,11 +193,40 @@ impl Call {
     /// [`Read::Absent`] for any other type or if napi reports an error, [`Read::TooLarge`] (nothing
     /// copied) above [`HANDOFF_UNITS`], [`Read::NotWellFormed`] when the string holds a lone
     /// surrogate (UTF-8 cannot carry it), [`Read::OutOfMemory`] when a buffer cannot be allocated.
-    /// `buf` (reused) is reserved to 3 bytes a unit (one pass: [`utf::utf16_to_utf8_in_one_pass`];
+    /// A string shorter than [`SHORT_UNITS`] - 1 units is copied into the stack in the same napi
+    /// call that checks its type. `buf` (reused) is reserved to 3 bytes a unit (one pass: [`utf::utf16_to_utf8_in_one_pass`];
     /// to the exact UTF-8 length when that cannot be had); the UTF-16 copy, when one is needed, is freed
     /// right after the transcoding when it is larger than [`KEEP_BYTES`].
     fn read_string(&self, value: sys::napi_value, buf: &mut String) -> Read {
         buf.clear();
+        // A short string (most tool arguments and results, every id and name) in one napi call
+        // into the stack: its length query and the per-thread buffer cost more than its copy.
+        let mut short = [0u16; SHORT_UNITS];
+        let mut written = 0usize;
+        // SAFETY: live handles of the current call; `short` is valid for `SHORT_UNITS` code
+        // units, napi writes at most that many (NUL included) and reports the count without the
+        // NUL in `written`. A value that is not a string makes napi return
+        // `napi_string_expected` (no exception), which is the type check.
+        let status = unsafe {
+            sys::napi_get_value_string_utf16(
+                self.env,
+                value,
+                short.as_mut_ptr(),
+                SHORT_UNITS,
+                &mut written,
+            )
+        };
+        if !self.ok(status) {
+            return Read::Absent;
+        }
+        // Fewer units than the room without the NUL: the whole string.
+        if written < SHORT_UNITS - 1 {
+            return match utf::utf16_to_utf8_in_one_pass(&short[..written], buf) {
+                Ok(()) => Read::Str,
+                Err(utf::Utf::NotWellFormed) => Read::NotWellFormed,
+                Err(utf::Utf::OutOfMemory) => Read::OutOfMemory,
+            };
+        }
         let mut len = 0usize;
         // SAFETY: live handles of the current call; a null buffer asks napi for the length in
         // UTF-16 code units only (documented N-API behaviour; V8 knows it without reading the
@@ -645,33 +679,21 @@ pub fn native_limits() -> NativeLimits {
     }
 }
 
-fn call_of(env: &Env, attributes: &Object<'_>) -> Call {
-    Call {
-        env: env.raw(),
-        object: attributes.raw(),
-        sink: None,
-    }
-}
-
-/// [`call_of`] with the wrapper's sink (`codes`, `values`: `src/sink.rs`), when it gave one that
-/// can be read; `arguments`: the handles of the call's `genkit:input` and `genkit:output`
+/// The [`Call`] of a per-span entry (`src/raw.rs`) on `attributes`, with the wrapper's sink
+/// (`codes`, `values`: `src/sink.rs`) when `values` is an array (`codes` is checked when the
+/// sink is finished); `arguments`: the handles of the call's `genkit:input` and `genkit:output`
 /// arguments (null when not given), which the sink names instead of passing them back.
 fn call_with_sink(
-    env: &Env,
-    attributes: &Object<'_>,
-    codes: Option<Unknown<'_>>,
-    values: Option<Unknown<'_>>,
+    env: sys::napi_env,
+    attributes: sys::napi_value,
+    codes: sys::napi_value,
+    values: sys::napi_value,
     arguments: [sys::napi_value; 2],
 ) -> Call {
-    let sink = match (codes, values) {
-        (Some(codes), Some(values)) => {
-            sink::Sink::of(env.raw(), codes.raw(), values.raw(), arguments)
-        }
-        _ => None,
-    };
     Call {
-        sink,
-        ..call_of(env, attributes)
+        env,
+        object: attributes,
+        sink: sink::Sink::of(env, codes, values, arguments),
     }
 }
 
@@ -689,42 +711,28 @@ fn call_with_sink(
 /// anything else that is not exactly the id of a live mapper of this thread (`1.5`, `"1"`, a
 /// collected mapper's id) maps nothing and answers `PANIC`.
 ///
-/// `sinkCodes` (a `Float64Array`) and `sinkValues` (an `Array`), when given, are the wrapper's
+/// `sinkCodes` (an `ArrayBuffer` or a `Float64Array`) and `sinkValues` (an `Array`), when given, are the wrapper's
 /// attribute sink (`src/sink.rs`): the attributes are recorded there, in order, for the wrapper to
 /// write with named stores (`js/sink.js`), and only those past its room are set here.
-#[napi]
-#[allow(clippy::too_many_arguments)] // ok: napi arguments, one per JavaScript parameter
-pub fn map_model_span(
-    env: Env,
-    attributes: Object<'_>,
-    input: Unknown<'_>,
-    output: Unknown<'_>,
-    skip_input: Option<bool>,
-    mapper: Unknown<'_>,
-    slice: Option<Unknown<'_>>,
-    concat: Option<Unknown<'_>>,
-    sink_codes: Option<Unknown<'_>>,
-    sink_values: Option<Unknown<'_>>,
-) -> u32 {
+///
+/// A plain Node-API callback (`src/raw.rs`): `argv` holds the nine arguments in this order
+/// (`undefined` for those not passed). Arguments of another type than described count as not
+/// given (a `skipInput` that is not a boolean is `false`).
+pub(crate) fn map_model_span(env: sys::napi_env, argv: [sys::napi_value; 9]) -> u32 {
+    let [attributes, input, output, skip_input, mapper, slice, concat, sink_codes, sink_values] =
+        argv;
     quiet_panics();
-    let call = call_with_sink(
-        &env,
-        &attributes,
-        sink_codes,
-        sink_values,
-        [input.raw(), output.raw()],
-    );
-    let rules = match content::rules_of(call.env, mapper.raw()) {
+    let call = call_with_sink(env, attributes, sink_codes, sink_values, [input, output]);
+    let rules = match content::rules_of(call.env, mapper) {
         Ok(rules) => rules,
         Err(flags) => return flags | call.finish_sink(),
     };
-    let (input, output) = (input.raw(), output.raw());
-    let skip_input = skip_input.unwrap_or(false);
-    let (slice, concat) = (slice.map(|s| s.raw()), concat.map(|c| c.raw()));
+    let skip_input = raw::boolean(env, skip_input).unwrap_or(false);
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        // Issue 13: long texts referenced as slices, not copied (src/hollow.rs).
-        if let (Some(slice), Some(concat)) = (slice, concat) {
-            if rules.as_deref().is_none_or(|r| r.is_passthrough()) {
+        // Issue 13: long texts referenced as slices, not copied (src/hollow.rs), when the wrapper
+        // gave the two functions.
+        if rules.as_deref().is_none_or(|r| r.is_passthrough()) {
+            if let (Some(slice), Some(concat)) = (raw::given(env, slice), raw::given(env, concat)) {
                 if let Some(flags) =
                     hollow::map_model_span(&call, input, output, skip_input, slice, concat)
                 {
@@ -824,29 +832,22 @@ pub fn map_model_span(
 /// in JavaScript (nothing written, except after a `PANIC` and except the arguments, which a long
 /// `output` may have had written first: JavaScript then writes the same value again). Never
 /// throws. `sinkCodes` and `sinkValues`: the attribute sink, as for `mapModelSpan`.
-#[napi]
-#[allow(clippy::too_many_arguments)]
-pub fn map_tool_span(
-    env: Env,
-    attributes: Object<'_>,
-    output: Unknown<'_>,
-    mapper: Unknown<'_>,
-    slice: Option<Unknown<'_>>,
-    input: Option<Unknown<'_>>,
-    with_arguments: Option<bool>,
-    sink_codes: Option<Unknown<'_>>,
-    sink_values: Option<Unknown<'_>>,
-) -> u32 {
+///
+/// A plain Node-API callback (`src/raw.rs`): `argv` holds the eight arguments in this order
+/// (`undefined` for those not passed). Arguments of another type than described count as not
+/// given (a `withArguments` that is not a boolean is `false`).
+pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 8]) -> u32 {
+    let [attributes, output, mapper, slice, input, with_arguments, sink_codes, sink_values] = argv;
     quiet_panics();
-    let arguments = [input.map_or(ptr::null_mut(), |v| v.raw()), output.raw()];
-    let call = call_with_sink(&env, &attributes, sink_codes, sink_values, arguments);
-    let rules = match content::rules_of(call.env, mapper.raw()) {
+    let input = raw::given(env, input);
+    let arguments = [input.unwrap_or(ptr::null_mut()), output];
+    let call = call_with_sink(env, attributes, sink_codes, sink_values, arguments);
+    let rules = match content::rules_of(call.env, mapper) {
         Ok(rules) => rules,
         Err(flags) => return flags | call.finish_sink(),
     };
-    let output = output.raw();
-    let slice = slice.map(|s| s.raw());
-    let input = input.map(|v| v.raw());
+    let slice = raw::given(env, slice);
+    let with_arguments = raw::boolean(env, with_arguments);
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let key = c"gen_ai.tool.call.result";
         let rules = rules.as_deref();
@@ -1085,17 +1086,17 @@ pub fn bench_floor_prepare(keys: Vec<String>, values: Vec<String>) -> u32 {
 /// then creates the output strings of `slot` (from `benchFloorPrepare`; Latin-1 or UTF-16, as
 /// `mapModelSpan` creates them) and sets them on `attributes`. No JSON is parsed or written.
 /// Returns the bytes read.
+/// A plain Node-API callback (`src/raw.rs`), as the per-span entries are, so that the floor
+/// carries their boundary cost and no more: `argv` is `attributes, slot, input, output`.
 #[cfg(feature = "bench")]
-#[napi]
-pub fn bench_floor(
-    env: Env,
-    attributes: Object<'_>,
-    slot: u32,
-    input: Unknown<'_>,
-    output: Unknown<'_>,
-) -> u32 {
-    let call = call_of(&env, &attributes);
-    let (input, output) = (input.raw(), output.raw());
+pub(crate) fn bench_floor(env: sys::napi_env, argv: [sys::napi_value; 4]) -> u32 {
+    let [attributes, slot, input, output] = argv;
+    let slot = raw::uint(env, slot);
+    let call = Call {
+        env,
+        object: attributes,
+        sink: None,
+    };
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let read = with_buffers(|input_buf, output_buf| {
             call.read_string(input, input_buf);

@@ -8,10 +8,10 @@
 //! state is borrowed only while the pure-Rust core runs (no JavaScript is called then), so a getter
 //! or setter that re-enters `onEnd` finds it free.
 
-use super::{call_with_sink, quiet_panics, sink, with_buffers, Call, Read};
+use super::{call_with_sink, quiet_panics, raw, sink, with_buffers, Call, Read};
 use genkit_for_maple_core::problem;
 use genkit_for_maple_core::span::{self, Mode, Options, OtherInput, SpanInput, Status, Value};
-use napi::bindgen_prelude::{FromNapiValue, JsValue, Object, Unknown};
+use napi::bindgen_prelude::{FromNapiValue, JsValue, Unknown};
 use napi::{sys, Env};
 use std::cell::RefCell;
 use std::ffi::CStr;
@@ -584,47 +584,32 @@ impl Mapper {
 /// `sinkValues`, when given, are the wrapper's attribute sink (`src/sink.rs`): the
 /// attributes are recorded there for the wrapper's named stores (`js/sink.js`) instead of
 /// being set on `attributes` (those past its room still are).
-#[napi]
-#[allow(clippy::too_many_arguments)] // ok: napi arguments, one per JavaScript parameter
-pub fn map_span(
-    env: Env,
-    mapper: Unknown<'_>,
-    attributes: Object<'_>,
-    input: Unknown<'_>,
-    output: Unknown<'_>,
-    threw: u32,
-    subtype: Unknown<'_>,
-    name: Unknown<'_>,
-    status: u32,
-    exception_type: Option<String>,
-    exception_stacktrace: Option<String>,
-    trace_id: Unknown<'_>,
-    span_id: Unknown<'_>,
-    parent_span_id: Unknown<'_>,
-    end_seconds: Option<f64>,
-    end_nanos: Option<f64>,
-    sink_codes: Unknown<'_>,
-    sink_values: Unknown<'_>,
-) -> u32 {
+///
+/// A plain Node-API callback (`src/raw.rs`): `argv` holds the seventeen arguments in this order
+/// (`undefined` for those not passed). Arguments of another type than described count as not
+/// given: `threw` and `status` as 0, `exceptionType`, `exceptionStacktrace`, `endSeconds` and
+/// `endNanos` as absent.
+pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
+    let [mapper, attributes, input, output, threw, subtype, name, status, exception_type, exception_stacktrace, trace_id, span_id, parent_span_id, end_seconds, end_nanos, sink_codes, sink_values] =
+        argv;
     quiet_panics();
-    let arguments = [input.raw(), output.raw()];
-    let call = call_with_sink(
-        &env,
-        &attributes,
-        Some(sink_codes),
-        Some(sink_values),
-        arguments,
-    );
+    let arguments = [input, output];
+    let call = call_with_sink(env, attributes, sink_codes, sink_values, arguments);
+    let threw = raw::uint(env, threw);
+    let status = raw::uint(env, status);
+    let exception_type = raw::string(env, exception_type);
+    let exception_stacktrace = raw::string(env, exception_stacktrace);
+    let (end_seconds, end_nanos) = (raw::number(env, end_seconds), raw::number(env, end_nanos));
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        let Some(inner) = mapper_id(call.env, mapper.raw())
-            .and_then(|id| registered(id, |r| Arc::clone(&r.inner)))
+        let Some(inner) =
+            mapper_id(call.env, mapper).and_then(|id| registered(id, |r| Arc::clone(&r.inner)))
         else {
             return problem::PANIC;
         };
         // The subtype and the ids are short ASCII strings: read into stack buffers, never
         // allocated. A subtype that is not one (not a string, too long) maps nothing.
         let mut subtype_buf = [0u8; 32];
-        let Some(subtype) = ascii_arg(call.env, subtype.raw(), &mut subtype_buf) else {
+        let Some(subtype) = ascii_arg(call.env, subtype, &mut subtype_buf) else {
             return 0;
         };
         // `genkit:name` as `String()` gave it: a short ASCII name (every real one) into a
@@ -632,22 +617,22 @@ pub fn map_span(
         // U+FFFD).
         let mut name_buf = [0u8; 80];
         let name_copy: Option<String>;
-        let name = match ascii_arg(call.env, name.raw(), &mut name_buf) {
+        let name = match ascii_arg(call.env, name, &mut name_buf) {
             Some(s) => Some(s),
             None => {
                 // SAFETY: `name` is a handle of the current call in its live `env`; a value that
                 // is not a string (undefined: `String()` threw) is an `Err`, no exception left
                 // pending.
-                name_copy = unsafe { String::from_napi_value(call.env, name.raw()) }.ok();
+                name_copy = unsafe { String::from_napi_value(call.env, name) }.ok();
                 name_copy.as_deref()
             }
         };
-        let trace_id = hex_arg::<16>(call.env, Some(trace_id.raw()));
-        let span_id = hex_arg::<8>(call.env, Some(span_id.raw()));
-        let parent_span_id = hex_arg::<8>(call.env, Some(parent_span_id.raw()));
+        let trace_id = hex_arg::<16>(call.env, Some(trace_id));
+        let span_id = hex_arg::<8>(call.env, Some(span_id));
+        let parent_span_id = hex_arg::<8>(call.env, Some(parent_span_id));
         with_buffers(|input_buf, output_buf| {
-            let got_input = read_lossy(&call, Some(input.raw()), threw & 1 != 0, input_buf);
-            let got_output = read_lossy(&call, Some(output.raw()), threw & 2 != 0, output_buf);
+            let got_input = read_lossy(&call, Some(input), threw & 1 != 0, input_buf);
+            let got_output = read_lossy(&call, Some(output), threw & 2 != 0, output_buf);
             for got in [&got_input, &got_output] {
                 match got {
                     // The JavaScript side maps the span (its reference mapping: the value is
@@ -670,7 +655,7 @@ pub fn map_span(
                 input: matches!(got_input, Got::Str | Got::Lossy).then_some(input_buf.as_str()),
                 // Only a tool span reads it (its arguments); a getter that threw gave nothing.
                 other_input: match (&got_input, subtype) {
-                    (Got::Absent, "tool" | "tool.v2") => other_input(call.env, input.raw()),
+                    (Got::Absent, "tool" | "tool.v2") => other_input(call.env, input),
                     _ => None,
                 },
                 output: matches!(got_output, Got::Str | Got::Lossy).then_some(output_buf.as_str()),

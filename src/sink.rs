@@ -14,7 +14,7 @@
 //!
 //! # Layout
 //! The sink is two JavaScript values the wrapper owns and reuses:
-//! - `codes`, a `Float64Array` of `1 + 2 * n` elements: `codes[0]` is the number of entries;
+//! - `codes`, an `ArrayBuffer` (or a `Float64Array`) of `1 + 2 * n` `f64` elements: `codes[0]` is the number of entries;
 //!   entry `i` is `codes[1 + 2i]` (its code) and `codes[2 + 2i]` (its number, for a number value).
 //!   A code is `key << 3 | kind`: `key` is `1 + ` the key's index in [`KEYS`], or `0` when the key
 //!   is not in it (its name is then the next element of `values`); `kind` is [`VALUE`] (the value
@@ -34,7 +34,7 @@
 //! 1,100 instructions a value, BENCHMARKS.md "Stop 23").
 //!
 //! The entries are kept in Rust during the call and copied into `codes` as it returns
-//! ([`Sink::finish`]), so no pointer into the typed array is held while JavaScript may run (a
+//! ([`Sink::finish`]), so no pointer into its memory is held while JavaScript may run (a
 //! getter, a setter, `String.prototype.slice`). A call whose sink is full, or whose sink cannot be
 //! read, writes the rest straight into the attribute map as before; one whose `codes` was detached
 //! meanwhile writes them all there at the end.
@@ -166,12 +166,14 @@ pub const KEYS: &[&str] = &[
     "genkit_for_maple.content.capped",
 ];
 
-/// `1 +` the index of `key` in [`KEYS`], or `0`, searched from index `from` on, round the list.
+/// `1 +` the index of `key` in [`KEYS`], or `0`, searched from index `from` on, round the list
+/// (the writers write keys in about [`KEYS`]' order, so the next key is usually the next one).
+/// Lengths are compared first: the bytes only of a key of the same length.
 fn key_code(key: &[u8], from: usize) -> u32 {
-    let n = KEYS.len();
-    (0..n)
-        .map(|step| (from + step) % n)
-        .find(|&i| KEYS[i].as_bytes() == key)
+    let from = from.min(KEYS.len());
+    (from..KEYS.len())
+        .chain(0..from)
+        .find(|&i| KEYS[i].len() == key.len() && KEYS[i].as_bytes() == key)
         .map_or(0, |i| i as u32 + 1)
 }
 
@@ -199,6 +201,9 @@ thread_local! {
     /// The [`SLICE`] text buffer between calls (a call re-entered from JavaScript finds it taken
     /// and starts an empty one).
     static TEXT: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+    /// The entries' storage between calls (as [`TEXT`]): [`ENTRIES`] of them, allocated once per
+    /// thread instead of an array initialised and moved on every call.
+    static ENTRY_STORE: Cell<Vec<Entry>> = const { Cell::new(Vec::new()) };
 }
 
 /// One recorded attribute.
@@ -220,14 +225,6 @@ struct Entry {
 const _: () = assert!(std::mem::size_of::<Entry>() == 32);
 const _: () = assert!(ENTRIES * SLICE_MAX <= u32::MAX as usize);
 
-const EMPTY: Entry = Entry {
-    code: 0,
-    start: 0,
-    number: 0.0,
-    value: ptr::null_mut(),
-    name: ptr::null_mut(),
-};
-
 /// One call's sink. Entries are kept in Rust while the writers run (JavaScript may run then: a
 /// getter, a setter of an attribute written directly, `String.prototype.slice`), their values
 /// set into `values` as they come, and copied into `codes` by [`Sink::finish`], right before the
@@ -237,7 +234,8 @@ pub(crate) struct Sink {
     env: sys::napi_env,
     codes: sys::napi_value,
     values: sys::napi_value,
-    entries: RefCell<[Entry; ENTRIES]>,
+    /// The entries recorded (at most [`ENTRIES`], within the capacity reserved in [`Sink::of`]).
+    entries: RefCell<Vec<Entry>>,
     /// Entries recorded.
     len: Cell<usize>,
     /// Elements of `values` written.
@@ -260,6 +258,9 @@ pub(crate) struct Sink {
 
 impl Drop for Sink {
     fn drop(&mut self) {
+        let mut entries = std::mem::take(self.entries.get_mut());
+        entries.clear();
+        ENTRY_STORE.set(entries);
         let mut text = std::mem::take(self.text.get_mut());
         if text.capacity() <= TEXT_KEEP {
             text.clear();
@@ -268,9 +269,28 @@ impl Drop for Sink {
     }
 }
 
-/// The elements of the `Float64Array` `codes` (pointer, length), or `None` when it is not one or
-/// is over a `SharedArrayBuffer`.
+/// The elements of `codes` as `f64`s (pointer, length): the wrapper's `ArrayBuffer` (its
+/// `Float64Array` is a view of all of it, `js/sink.js`), or a `Float64Array`; `None` when it is
+/// neither, is detached, or (the typed array) is over a `SharedArrayBuffer`.
 fn float64_elements(env: sys::napi_env, codes: sys::napi_value) -> Option<(*mut f64, usize)> {
+    let mut data = ptr::null_mut();
+    let mut bytes = 0usize;
+    // SAFETY: live `env` of the current call; valid out-pointers. A value that is not an
+    // `ArrayBuffer` (a `SharedArrayBuffer` is not one) makes napi return `napi_invalid_arg`
+    // without an exception; a detached one reports no data and length 0. napi reads the
+    // buffer's current length (a resizable buffer's too): `bytes` is what it holds now.
+    // Cheaper than the typed array's info (about 500 instructions a call, BENCHMARKS.md
+    // "Stop 26").
+    let status = unsafe { sys::napi_get_arraybuffer_info(env, codes, &mut data, &mut bytes) };
+    if status == sys::Status::napi_ok {
+        let data = data.cast::<f64>();
+        return (!data.is_null() && data.is_aligned()).then_some((data, bytes / 8));
+    }
+    typed_float64_elements(env, codes)
+}
+
+/// [`float64_elements`] of a `Float64Array`.
+fn typed_float64_elements(env: sys::napi_env, codes: sys::napi_value) -> Option<(*mut f64, usize)> {
     let mut kind = sys::TypedarrayType::int8_array;
     let mut length = 0usize;
     let mut data = ptr::null_mut();
@@ -306,12 +326,12 @@ fn float64_elements(env: sys::napi_env, codes: sys::napi_value) -> Option<(*mut 
 }
 
 impl Sink {
-    /// The sink of `codes` (a `Float64Array` of `1 + 2 *` [`ENTRIES`] elements, the wrapper's)
-    /// and `values` (an `Array`); `None` when `values` is something else (the writers then write
-    /// into the attribute map). `codes` is read only in [`Sink::finish`], which writes every entry
-    /// into the attribute map itself when it is not such a typed array (any more): asked here too,
-    /// its `napi_get_typedarray_info` cost about 500 instructions a call for an answer the
-    /// wrapper's sink never changes.
+    /// The sink of `codes` (the wrapper's `ArrayBuffer` of `1 + 2 *` [`ENTRIES`] `f64`s, or a
+    /// `Float64Array`) and `values` (an `Array`); `None` when `values` is something else (the
+    /// writers then write into the attribute map). `codes` is read only in [`Sink::finish`],
+    /// which writes every entry into the attribute map itself when it cannot hold them (any
+    /// more): asking here too would cost a call into napi for an answer the wrapper's sink never
+    /// changes.
     /// `arguments`: the handles of the call's `genkit:input` and `genkit:output` values as the
     /// wrapper passed them (null when not given), which the wrapper gets back as [`ARGUMENT`]
     /// entries instead of elements of `values`.
@@ -334,11 +354,17 @@ impl Sink {
         {
             return None;
         }
+        // A fixed size, reserved once per thread; should even that fail, no sink.
+        let mut entries = ENTRY_STORE.take();
+        entries.clear();
+        if entries.try_reserve_exact(ENTRIES).is_err() {
+            return None;
+        }
         Some(Sink {
             env,
             codes,
             values,
-            entries: RefCell::new([EMPTY; ENTRIES]),
+            entries: RefCell::new(entries),
             len: Cell::new(0),
             next_value: Cell::new(0),
             values_len,
@@ -385,13 +411,14 @@ impl Sink {
         let Some((i, key_index)) = self.room_for(key, u32::from(kind == VALUE)) else {
             return false;
         };
-        // The slot first, so nothing is pushed for an entry that cannot be recorded.
+        // The slot first, so nothing is pushed for an entry that cannot be recorded: entry `i` is
+        // the next (one is pushed per entry recorded), within the capacity reserved.
         let Ok(mut entries) = self.entries.try_borrow_mut() else {
             return false;
         };
-        let Some(slot) = entries.get_mut(i) else {
+        if entries.len() != i || i >= entries.capacity() {
             return false;
-        };
+        }
         let Some(name) = self.push_key(key, key_index) else {
             return false;
         };
@@ -402,13 +429,13 @@ impl Sink {
             }
             return false;
         }
-        *slot = Entry {
+        entries.push(Entry {
             code: key_index << KIND_BITS | kind,
             number,
             value,
             name,
             start: 0,
-        };
+        });
         self.len.set(i + 1);
         true
     }
@@ -459,9 +486,9 @@ impl Sink {
         {
             return false;
         }
-        let Some(slot) = entries.get_mut(i) else {
+        if entries.len() != i || i >= entries.capacity() {
             return false;
-        };
+        }
         let Some(name) = self.push_key(key, key_index) else {
             return false;
         };
@@ -474,14 +501,14 @@ impl Sink {
             self.text_at.set(Some(at));
         }
         buffer.extend_from_slice(text.as_bytes());
-        *slot = Entry {
+        entries.push(Entry {
             code: key_index << KIND_BITS | SLICE,
             number: buffer.len() as f64,
             value: ptr::null_mut(),
             name,
             // At most ENTRIES * SLICE_MAX (checked at compile time): exact in a u32.
             start: start as u32,
-        };
+        });
         self.len.set(i + 1);
         true
     }
@@ -500,7 +527,7 @@ impl Sink {
         let Ok(entries) = self.entries.try_borrow() else {
             return 0;
         };
-        let entries = &entries[..n.min(ENTRIES)];
+        let entries = &entries[..n.min(entries.len())];
         // The text of the SLICE entries into its element first (napi may run a setter of a
         // caller's `values` there, so before `codes` is read); when it cannot be made or set,
         // every entry is written here instead.
@@ -510,8 +537,8 @@ impl Sink {
         };
         match float64_elements(self.env, self.codes) {
             Some((data, length)) if text_set && length > 2 * n => {
-                // SAFETY: `data` points to `length` aligned f64 elements of the typed array over
-                // a non-shared buffer, read just now; no JavaScript runs until this loop ends (no
+                // SAFETY: `data` points to `length` aligned f64 elements of the `ArrayBuffer` (or
+                // of the typed array over a non-shared buffer), read just now; no JavaScript runs until this loop ends (no
                 // napi call in it), so the buffer cannot be detached or resized meanwhile, no
                 // other thread can reach it, and no Rust reference to the elements exists (raw
                 // writes only). `2 * n < length` bounds every index.

@@ -24,7 +24,7 @@
 
 use crate::cap::{self, CapError};
 use crate::problem;
-use crate::scrub::{PatternError, Scrubber};
+use crate::scrub::{self, PatternError, Scrubber};
 use crate::semconv as sc;
 use crate::span::{keys, Mapped, Mode, Options, Value};
 use std::borrow::Cow;
@@ -192,7 +192,11 @@ impl Content {
             // the decoded text); a user pattern may match only the decoded text of a JSON string
             // (`password="[^"]+"` against `password=\"...\"`), so with user patterns the value is
             // scrubbed as what it is.
-            Some(s) if !s.has_user_patterns() && !value.contains("\\u") && s.is_clean(value) => {
+            Some(s)
+                if !s.has_user_patterns()
+                    && !scrub::has_unicode_escape(value.as_bytes())
+                    && s.is_clean(value) =>
+            {
                 Cow::Borrowed(value)
             }
             Some(s) => {

@@ -704,7 +704,7 @@ impl Scrubber {
         // hit are scrubbed. JSON.stringify writes `\u` only for control characters and lone
         // surrogates; with one (or with user patterns, which have no needles) every literal is.
         let bytes = json.as_bytes();
-        let every = memchr::memmem::find(bytes, b"\\u").is_some() || self.user.is_some();
+        let every = has_unicode_escape(bytes) || self.user.is_some();
         self.json_walk(json, every, |from| self.prefilter.find(bytes, from))
     }
 
@@ -822,7 +822,7 @@ impl<'s> SourceScrubber<'s> {
     pub fn of(scrubber: Option<&'s Scrubber>, source: Option<&str>) -> Option<SourceScrubber<'s>> {
         let (scrubber, source) = (scrubber?, source?);
         let bytes = source.as_bytes();
-        let every = scrubber.user.is_some() || memchr::memmem::find(bytes, b"\\u").is_some();
+        let every = scrubber.user.is_some() || has_unicode_escape(bytes);
         let mut hits = Vec::new();
         let hits = if every {
             None
@@ -1056,6 +1056,14 @@ impl Needles {
     }
 }
 
+/// Whether `bytes` holds a backslash followed by `u` anywhere (a JSON `\u` escape, or an escaped
+/// backslash before a `u`: either way the text is treated as possibly escaped, which only costs
+/// a closer look). One `memchr` pass over the backslashes, which most texts do not hold: for a
+/// short text, far cheaper than setting up a substring search.
+pub fn has_unicode_escape(bytes: &[u8]) -> bool {
+    memchr::memchr_iter(b'\\', bytes).any(|at| bytes.get(at + 1) == Some(&b'u'))
+}
+
 /// `ranges` sorted, overlapping and touching ones joined.
 fn merge(mut ranges: Vec<(usize, usize)>) -> Result<Vec<(usize, usize)>, TryReserveError> {
     ranges.sort_unstable();
@@ -1187,6 +1195,27 @@ mod tests {
         ("maple-sk", "maple_sk_8f3a2b1c9d0e7f6a5b4c"),
         ("maple-pk", "maple_pk_live_0a1b2c3d4e5f6789"),
     ];
+
+    #[test]
+    fn unicode_escape_is_a_backslash_then_u_anywhere() {
+        for (text, expected) in [
+            ("", false),
+            ("plain text", false),
+            ("\\u0061", true),
+            ("a\\nb", false),
+            ("ends with \\", false),
+            ("\\\\u", true),
+            ("\\n\\t then \\u00e9", true),
+            ("u\\", false),
+        ] {
+            assert_eq!(has_unicode_escape(text.as_bytes()), expected, "{text:?}");
+            assert_eq!(
+                has_unicode_escape(text.as_bytes()),
+                text.contains("\\u"),
+                "{text:?}: as a substring search answers"
+            );
+        }
+    }
 
     #[test]
     fn defaults_compile() {
