@@ -492,3 +492,101 @@ test("a value that only looks like an argument is not one: scrubbed arguments, a
     assert.ok(argumentEntries <= 1, `${mode}: ${argumentEntries} ARGUMENT entries`)
   }
 })
+
+test("a one-element list of a short ASCII string outside the constants goes in as a range of the text made a list (SLICE_LIST), sink or not, in both modes", () => {
+  // flush: each SLICE_LIST entry is a new array of its range; ranges run on from the SLICEs.
+  const out = sink.take()
+  const text = "chat\n\nUser:MAX_TOKENS_X"
+  const codes = [
+    [code("gen_ai.operation.name", sink.SLICE), 4],
+    [code("gen_ai.request.stop_sequences", sink.SLICE_LIST), 11],
+    [code("gen_ai.response.finish_reasons", sink.SLICE_LIST), text.length],
+  ]
+  out.codes[0] = codes.length
+  codes.forEach(([c, n], i) => {
+    out.codes[1 + 2 * i] = c
+    out.codes[2 + 2 * i] = n
+  })
+  out.values[0] = text
+  const a = {}
+  assert.equal(sink.flush(a, out, false), 0)
+  assert.deepEqual(entries(a), [
+    ["gen_ai.operation.name", "chat"],
+    ["gen_ai.request.stop_sequences", ["\n\nUser:"]],
+    ["gen_ai.response.finish_reasons", ["MAX_TOKENS_X"]],
+  ])
+  assert.equal(out.values[0], undefined)
+
+  // The binding: a model span asking for one stop sequence, answered with a finish reason the
+  // constants do not list (reference mode copies Genkit's reason).
+  const base = modelRows.find((r) => JSON.parse(r.attributes["genkit:output"]).finishReason === "stop")
+  const input = JSON.parse(base.attributes["genkit:input"])
+  input.config = { ...(input.config ?? {}), stopSequences: ["\n\nUser:"] }
+  const output = JSON.parse(base.attributes["genkit:output"])
+  output.finishReason = "MAX_TOKENS_X"
+  const row = { ...base, attributes: { ...base.attributes, "genkit:input": JSON.stringify(input), "genkit:output": JSON.stringify(output) } }
+  const kindsOf = (c) => Array.from({ length: c[0] }, (_, i) => c[1 + 2 * i] & ((1 << sink.KIND_BITS) - 1))
+  const plain = (o) => Object.fromEntries(Object.keys(o).filter((k) => !k.startsWith("genkit:")).map((k) => [k, o[k]]))
+  const values = () => Array.from({ length: 128 }, () => undefined)
+  // Reference mode: the reason as a list, through the sink and without one.
+  const reference = new GenkitForMaple({ mode: "reference" })
+  const expected = copyOf(row.attributes)
+  reference.onEnd(shell(row, expected))
+  assert.deepEqual(expected["gen_ai.response.finish_reasons"], ["MAX_TOKENS_X"])
+  const r = copyOf(row.attributes)
+  const rCodes = new Float64Array(129)
+  const rValues = values()
+  let flags = referenceCall(row, r, reference.rulesId, rCodes, rValues)
+  assert.ok(kindsOf(rCodes).includes(sink.SLICE_LIST), "reference: the reason went in as SLICE_LIST")
+  flags |= sink.write(r, { codes: rCodes, values: rValues }, false, r["genkit:input"], r["genkit:output"])
+  assert.equal(flags & (P.NEEDS_JS | P.PANIC | P.WRITE_FAILED), 0)
+  assert.deepEqual(plain(r), plain(expected))
+  const r2 = copyOf(row.attributes)
+  assert.equal(referenceCall(row, r2, reference.rulesId, undefined, undefined) & (P.NEEDS_JS | P.PANIC | P.WRITE_FAILED), 0)
+  assert.deepEqual(plain(r2), plain(expected), "reference: no sink")
+
+  // Complete mode: the stop sequences as a list; the sink's, none, and the binding's own write
+  // when the text's element refuses a string (src/sink.rs `write_directly`).
+  const complete = new GenkitForMaple({ mode: "complete" })
+  const want = copyOf(row.attributes)
+  complete.onEnd(shell(row, want))
+  assert.deepEqual(want["gen_ai.request.stop_sequences"], ["\n\nUser:"])
+  const mapper = newMapper(native, resolveOptions({ mode: "complete" }))
+  const completeCall = (c, codes, vals) =>
+    native.mapSpan(mapper.id, c, c["genkit:input"], c["genkit:output"], 0, "model", String(c["genkit:name"]), 0, undefined, undefined, row.traceId, row.spanId, row.parentSpanId, row.endTime?.[0], row.endTime?.[1], codes, vals)
+  const c1 = copyOf(row.attributes)
+  const cCodes = new Float64Array(129)
+  const cValues = values()
+  flags = completeCall(c1, cCodes, cValues)
+  assert.ok(kindsOf(cCodes).includes(sink.SLICE_LIST), "complete: the stop sequences went in as SLICE_LIST")
+  // The element of values the text is in (the wrapper's cursor at the first range), before the write empties the codes.
+  let textAt = -1
+  for (let i = 0, v = 0; i < cCodes[0] && textAt < 0; i++) {
+    if (cCodes[1 + 2 * i] >>> sink.KIND_BITS === 0) v++
+    const kind = cCodes[1 + 2 * i] & ((1 << sink.KIND_BITS) - 1)
+    if (kind === 0) v++
+    else if (kind === sink.SLICE || kind === sink.SLICE_LIST) textAt = v
+  }
+  assert.ok(textAt >= 0)
+  flags |= sink.write(c1, { codes: cCodes, values: cValues }, false, c1["genkit:input"], c1["genkit:output"])
+  assert.equal(flags & (P.NEEDS_JS | P.PANIC | P.WRITE_FAILED), 0)
+  const c2 = copyOf(row.attributes)
+  assert.equal(completeCall(c2, undefined, undefined) & (P.NEEDS_JS | P.PANIC | P.WRITE_FAILED), 0)
+  const c3 = copyOf(row.attributes)
+  const refusing = values()
+  Object.defineProperty(refusing, textAt, {
+    get: () => undefined,
+    set(v) {
+      if (typeof v === "string") throw new Error("refused")
+    },
+  })
+  const c3Codes = new Float64Array(129)
+  assert.equal(completeCall(c3, c3Codes, refusing) & (P.NEEDS_JS | P.PANIC | P.WRITE_FAILED), 0)
+  assert.equal(c3Codes[0], 0, "the binding wrote every entry itself")
+  // The mapper pairs tool call ids across calls: compare what does not depend on that state.
+  for (const got of [c1, c2, c3]) {
+    assert.deepEqual(got["gen_ai.request.stop_sequences"], ["\n\nUser:"])
+    assert.deepEqual(plain(got), plain(want))
+  }
+  assert.notEqual(c1["gen_ai.request.stop_sequences"], c2["gen_ai.request.stop_sequences"], "a new array per span")
+})

@@ -12,10 +12,13 @@ const { P } = require("./mapping")
 const ENTRIES = 64
 
 /** Bits of a code below its key (src/sink.rs `KIND_BITS`). */
-const KIND_BITS = 3
+const KIND_BITS = 4
 
 /** The kind of a value that is a range of the call's one text (src/sink.rs `SLICE`). */
 const SLICE = 6
+
+/** The kind of a value that is a new one-element array of a range of the call's text (src/sink.rs `SLICE_LIST`). */
+const SLICE_LIST = 8
 
 /** The kind of a value that is the call's own `genkit:input` (number 0) or `genkit:output` (1) (src/sink.rs `ARGUMENT`). */
 const ARGUMENT = 7
@@ -131,7 +134,8 @@ function take() {
 /**
  * Writes what the binding recorded in `sink` into `attrs`, in the order it recorded them (a
  * SLICE value is the binding's text, the element of `values` where the first one was recorded,
- * from the previous SLICE's end to its number; an ARGUMENT value is `input` or `output`, the
+ * from the previous SLICE's (or SLICE_LIST's) end to its number, a SLICE_LIST value a new array
+ * of that one range; an ARGUMENT value is `input` or `output`, the
  * `genkit:input` and `genkit:output` values the binding call was given). With
  * `discard`, writes nothing (the span is mapped again in JavaScript). Either way the sink lets go
  * of the span's values. Returns WRITE_FAILED when an assignment threw (a setter, a Proxy trap, a
@@ -152,7 +156,7 @@ function write(attrs, sink, discard, input, output) {
     let value
     const start = at
     if (kind === 0) value = values[v++]
-    else if (kind === SLICE) {
+    else if (kind === SLICE || kind === SLICE_LIST) {
       if (text === undefined) text = values[v++]
       at = codes[2 + 2 * i]
     } else if (kind === ARGUMENT) value = codes[2 + 2 * i] === 0 ? input : output
@@ -160,6 +164,7 @@ function write(attrs, sink, discard, input, output) {
     if (discard) continue
     try {
       if (kind === SLICE) value = sliceOf(text, start, at)
+      else if (kind === SLICE_LIST) value = [sliceOf(text, start, at)]
       put(attrs, key, name, value)
     } catch {
       flags |= P.WRITE_FAILED
@@ -181,4 +186,4 @@ function flush(attrs, sink, discard, input, output) {
   return flags
 }
 
-module.exports = { take, write, flush, useConstants, constants, KIND_BITS, SLICE, ARGUMENT }
+module.exports = { take, write, flush, useConstants, constants, KIND_BITS, SLICE, SLICE_LIST, ARGUMENT }

@@ -431,7 +431,15 @@ impl Call {
     fn put_text(&self, key: &[u8], text: &str) -> bool {
         self.sink
             .as_ref()
-            .is_some_and(|sink| sink.put_slice(key, text))
+            .is_some_and(|sink| sink.put_slice(key, text, false))
+    }
+
+    /// Records `key` = a one-element list of the string `text` ([`sink::SLICE_LIST`]); `false`
+    /// as [`Self::put_text`].
+    fn put_text_list(&self, key: &[u8], text: &str) -> bool {
+        self.sink
+            .as_ref()
+            .is_some_and(|sink| sink.put_slice(key, text, true))
     }
 
     /// Records `key` = the sink's constant `text` (`kind`: [`sink::CONSTANT`] or
@@ -447,11 +455,14 @@ impl Call {
     }
 
     /// Sets a property to an array of scalars ([`Self::array`]); a single string of the sink's
-    /// table (a finish reason) goes in by its index ([`sink::CONSTANT_LIST`]). Returns the problem
+    /// table (a finish reason) goes in by its index ([`sink::CONSTANT_LIST`]), another short
+    /// ASCII one as a range of the sink's text ([`sink::SLICE_LIST`]). Returns the problem
     /// flags (`0` when written).
     fn set_list(&self, key: &CStr, values: &[Scalar<'_>]) -> u32 {
         if let [Scalar::Str(text)] = values {
-            if self.put_constant(key, text, sink::CONSTANT_LIST) {
+            if self.put_constant(key, text, sink::CONSTANT_LIST)
+                || self.put_text_list(key.to_bytes(), text)
+            {
                 return 0;
             }
         }

@@ -715,6 +715,16 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                         continue;
                     }
                 }
+                // A one-element list of a short ASCII string (stop sequences, a finish reason
+                // outside the sink's table): a range of the sink's text, made a list by the
+                // wrapper.
+                if let Value::Array(items) = value {
+                    if let [Value::Str(text)] = items.as_slice() {
+                        if call.put_text_list(key.as_bytes(), text) {
+                            continue;
+                        }
+                    }
+                }
                 if let Value::Str(text) = value {
                     let whole = exact.iter().find(|(read, buf, _)| {
                         *read && buf.len() == text.len() && ptr::eq(buf.as_ptr(), text.as_ptr())

@@ -16,20 +16,21 @@
 //! The sink is two JavaScript values the wrapper owns and reuses:
 //! - `codes`, an `ArrayBuffer` (or a `Float64Array`) of `1 + 2 * n` `f64` elements: `codes[0]` is the number of entries;
 //!   entry `i` is `codes[1 + 2i]` (its code) and `codes[2 + 2i]` (its number, for a number value).
-//!   A code is `key << 3 | kind`: `key` is `1 + ` the key's index in [`KEYS`], or `0` when the key
+//!   A code is `key << 4 | kind`: `key` is `1 + ` the key's index in [`KEYS`], or `0` when the key
 //!   is not in it (its name is then the next element of `values`); `kind` is [`VALUE`] (the value
 //!   is the next element of `values`), [`NUMBER`] (`codes[2 + 2i]`), [`TRUE`], [`FALSE`],
 //!   [`CONSTANT`] (the string `CONSTANTS[codes[2 + 2i]]`), [`CONSTANT_LIST`] (a new array of
-//!   that one string), [`SLICE`] (a range of the call's text: below) or [`ARGUMENT`] (the call's
-//!   own `genkit:input` (`codes[2 + 2i]` 0) or `genkit:output` (1) value, which the wrapper holds).
+//!   that one string), [`SLICE`] (a range of the call's text: below), [`SLICE_LIST`] (a new array
+//!   of that one range) or [`ARGUMENT`] (the call's own `genkit:input` (`codes[2 + 2i]` 0) or
+//!   `genkit:output` (1) value, which the wrapper holds).
 //! - `values`, an `Array` whose elements the writers set in order (`napi_set_element` on an own
 //!   element: no setter runs).
 //!
 //! The short ASCII strings of a call ([`Sink::put_slice`]) are not made one by one: they are appended
 //! to one Latin-1 text, made into one JavaScript string as the call returns and set into
-//! `values` where the first of them was recorded; entry `i` of kind [`SLICE`] is that text from
-//! the previous [`SLICE`] entry's end (0 for the first) to `codes[2 + 2i]`, which the wrapper
-//! takes with `String.prototype.slice` (V8 keeps a slice of 13 characters or more as a view of
+//! `values` where the first of them was recorded; entry `i` of kind [`SLICE`] (or [`SLICE_LIST`])
+//! is that text from the previous such entry's end (0 for the first) to `codes[2 + 2i]`, which the
+//! wrapper takes with `String.prototype.slice` (V8 keeps a slice of 13 characters or more as a view of
 //! the text, no copy). One string and one element instead of one of each per value (about
 //! 1,100 instructions a value, BENCHMARKS.md "Stop 23").
 //!
@@ -63,11 +64,16 @@ pub(crate) const SLICE: u32 = 6;
 /// entry's number 0) or `genkit:output` (1), which the wrapper holds (a tool span's arguments and
 /// a JSON result as written: no element of `values` set, about 800 instructions a value).
 pub(crate) const ARGUMENT: u32 = 7;
+/// The value is a new one-element array of a range of the call's text, as [`SLICE`] (a one-element
+/// string list that is not a [`CONSTANT`]: complete mode's `gen_ai.request.stop_sequences`, a
+/// finish reason outside the table). An array made and an element defined through napi cost
+/// about 2,400 instructions (BENCHMARKS.md "Stop 27"); the wrapper's array literal a fraction.
+pub(crate) const SLICE_LIST: u32 = 8;
 /// Bits of a code below its key.
-const KIND_BITS: u32 = 3;
+const KIND_BITS: u32 = 4;
 // Every kind fits its bits, and every code (the last key's, with the highest kind) is exact in
 // the f64 of `codes` and in the wrapper's 32-bit `>>>` and `&`.
-const _: () = assert!(SLICE < 1 << KIND_BITS && ARGUMENT < 1 << KIND_BITS);
+const _: () = assert!(SLICE_LIST < 1 << KIND_BITS && ARGUMENT < 1 << KIND_BITS);
 const _: () = assert!(((KEYS.len() as u64 + 1) << KIND_BITS) < 1 << 31);
 
 /// Values the writers write on most spans, named by their index ([`CONSTANT`],
@@ -466,10 +472,11 @@ impl Sink {
         (!name.is_null() && self.push_value(name)).then_some(name)
     }
 
-    /// Records `key` = the ASCII string `text` as a [`SLICE`] of the call's text; `false` when
-    /// `text` is longer than [`SLICE_MAX`] or not ASCII, the sink has no room, the text cannot
-    /// grow (no memory), or napi refused (the caller then makes the string itself).
-    pub(crate) fn put_slice(&self, key: &[u8], text: &str) -> bool {
+    /// Records `key` = the ASCII string `text` as a [`SLICE`] of the call's text (`list`: as a
+    /// one-element array of it, [`SLICE_LIST`]); `false` when `text` is longer than
+    /// [`SLICE_MAX`] or not ASCII, the sink has no room, the text cannot grow (no memory), or
+    /// napi refused (the caller then makes the value itself).
+    pub(crate) fn put_slice(&self, key: &[u8], text: &str, list: bool) -> bool {
         let first = self.text_at.get().is_none();
         let Some((i, key_index)) = self.room_for(key, u32::from(first)) else {
             return false;
@@ -502,7 +509,7 @@ impl Sink {
         }
         buffer.extend_from_slice(text.as_bytes());
         entries.push(Entry {
-            code: key_index << KIND_BITS | SLICE,
+            code: key_index << KIND_BITS | if list { SLICE_LIST } else { SLICE },
             number: buffer.len() as f64,
             value: ptr::null_mut(),
             name,
@@ -632,7 +639,13 @@ impl Sink {
         let Some(text) = CONSTANTS.get(index) else {
             return ptr::null_mut();
         };
-        let string = self.latin1(text.as_bytes());
+        self.text_value(text.as_bytes(), list)
+    }
+
+    /// The JavaScript string of the Latin-1 bytes `text` (`list`: a one-element array of it);
+    /// null when napi refused.
+    fn text_value(&self, text: &[u8], list: bool) -> sys::napi_value {
+        let string = self.latin1(text);
         if string.is_null() || !list {
             return string;
         }
@@ -671,12 +684,14 @@ impl Sink {
                     return super::WRITE_FAILED;
                 }
             }
-            SLICE => {
+            kind @ (SLICE | SLICE_LIST) => {
                 let Ok(text) = self.text.try_borrow() else {
                     return super::WRITE_FAILED;
                 };
                 let range = text.get(entry.start as usize..entry.number as usize);
-                value = range.map_or(ptr::null_mut(), |bytes| self.latin1(bytes));
+                value = range.map_or(ptr::null_mut(), |bytes| {
+                    self.text_value(bytes, kind == SLICE_LIST)
+                });
                 if value.is_null() {
                     return super::WRITE_FAILED;
                 }

@@ -552,7 +552,7 @@ fn map_model<'a>(
 ) -> Result<(), NeedsJs> {
     out.push(sc::OPERATION_NAME, Value::str("chat"));
     let (prefix, model) = match span.name {
-        Some(name) => match name.find('/') {
+        Some(name) => match memchr::memchr(b'/', name.as_bytes()) {
             Some(i) if i + 1 < name.len() => (Some(&name[..i]), Some(&name[i + 1..])),
             Some(i) => (Some(&name[..i]), Some(name)),
             None => (Some(name), Some(name)),

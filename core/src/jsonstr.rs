@@ -24,14 +24,16 @@ pub fn decode(literal: &str) -> Result<Cow<'_, str>, StringError> {
         .strip_prefix('"')
         .and_then(|s| s.strip_suffix('"'))
         .ok_or(StringError::NotAString)?;
-    if !inner.contains('\\') {
+    // memchr, not `str::contains`: the char searcher's set-up costs more than the scan of a short
+    // value (about 400 instructions, BENCHMARKS.md "Stop 27").
+    if memchr::memchr(b'\\', inner.as_bytes()).is_none() {
         return Ok(Cow::Borrowed(inner));
     }
     let mut out = String::new();
     out.try_reserve_exact(inner.len())
         .map_err(|_| StringError::OutOfMemory)?;
     let mut i = 0;
-    while let Some(run) = inner[i..].find('\\') {
+    while let Some(run) = memchr::memchr(b'\\', &inner.as_bytes()[i..]) {
         out.push_str(&inner[i..i + run]);
         i += run;
         let (unit, len) = unit_at(inner, i);

@@ -636,7 +636,7 @@ impl Scrubber {
         quote: bool,
     ) -> Result<Option<String>, TryReserveError> {
         let quotes = if quote { 2 } else { 0 };
-        if !inner.contains('\\') {
+        if memchr::memchr(b'\\', inner.as_bytes()).is_none() {
             // Raw text is the decoded text.
             return Ok(match self.text_from(inner, from)? {
                 Cow::Borrowed(_) => None,
@@ -684,7 +684,7 @@ impl Scrubber {
             return false;
         }
         let inner = &literal[1..literal.len() - 1];
-        if !inner.contains('\\') {
+        if memchr::memchr(b'\\', inner.as_bytes()).is_none() {
             return hit && is_secret_key(inner);
         }
         let mut decoded = String::new();

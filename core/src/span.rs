@@ -407,7 +407,7 @@ pub fn map_reference_scrubbed<'a>(
         Some("model") => {
             out.push(sc::OPERATION_NAME, Value::str("chat"));
             let name = reference_name(span);
-            let (provider, model) = match name.find('/') {
+            let (provider, model) = match memchr::memchr(b'/', name.as_bytes()) {
                 Some(i) if i + 1 < name.len() => (&name[..i], &name[i + 1..]),
                 Some(i) => (&name[..i], name),
                 None => (name, name),

@@ -304,3 +304,46 @@ fn scalars_follow_json_parse() {
     check(r#"{"a":1}"#, Scalar::Json(r#"{"a":1}"#));
     check(r#""\udc00""#, Scalar::Json(r#""\udc00""#));
 }
+
+#[test]
+fn small_integers_read_as_str_parse_reads_them() {
+    use crate::mapping::small_integer;
+    for text in [
+        "0",
+        "-0",
+        "7",
+        "250",
+        "-41",
+        "999999999999999",
+        "-999999999999999",
+        "1024",
+    ] {
+        let fast = small_integer(text).expect(text);
+        let parsed: f64 = text.parse().unwrap();
+        assert_eq!(fast.to_bits(), parsed.to_bits(), "{text}");
+    }
+    // Not small integers: left to str::parse (and Scalar::of gives what it gives).
+    for text in [
+        "",
+        "-",
+        "1.5",
+        "1e3",
+        "1E3",
+        "-1e-3",
+        "0.0",
+        "1000000000000000",
+        "12a",
+        "--1",
+        "1-",
+        " 1",
+    ] {
+        assert_eq!(small_integer(text), None, "{text:?}");
+    }
+    for (text, want) in [("1e3", 1000.0), ("1000000000000000", 1e15), ("-2.5", -2.5)] {
+        let raw: &serde_json::value::RawValue = serde_json::from_str(text).unwrap();
+        assert!(
+            matches!(Scalar::of(raw), Scalar::Num(n) if n == want),
+            "{text}"
+        );
+    }
+}

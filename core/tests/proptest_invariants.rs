@@ -165,3 +165,27 @@ proptest! {
         prop_assert_eq!(matches!(result, ToolResult::Invalid), !valid_json(prefix));
     }
 }
+
+proptest! {
+    /// Every integer of at most 15 digits reads as `str::parse` reads it (the fast path of
+    /// `mapping::Scalar::of`), and a number written by serde_json reads back as itself.
+    #[test]
+    fn numbers_read_as_str_parse_reads_them(n in any::<i64>(), f in any::<f64>(), digits in 1usize..=17) {
+        let cut = n % 10i64.pow(digits as u32);
+        let text = cut.to_string();
+        let raw: Box<serde_json::value::RawValue> = serde_json::value::RawValue::from_string(text.clone()).unwrap();
+        let want: f64 = text.parse().unwrap();
+        match Scalar::of(&raw) {
+            Scalar::Num(v) => prop_assert_eq!(v.to_bits(), want.to_bits()),
+            other => prop_assert!(false, "{text}: {other:?}"),
+        }
+        if f.is_finite() {
+            let text = serde_json::to_string(&f).unwrap();
+            let raw: Box<serde_json::value::RawValue> = serde_json::value::RawValue::from_string(text.clone()).unwrap();
+            match Scalar::of(&raw) {
+                Scalar::Num(v) => prop_assert_eq!(v.to_bits(), f.to_bits()),
+                other => prop_assert!(false, "{text}: {other:?}"),
+            }
+        }
+    }
+}
