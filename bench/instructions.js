@@ -9,7 +9,11 @@
 // target/bench-addon/, named by GENKIT_FOR_MAPLE_BENCH_ADDON). Run under callgrind for two N and
 // divide the difference of the totals by the spans between them (start-up, JIT warm-up and the
 // price data's load cancel out), e.g. N = 60 and 260 for the corpus (7,400 spans between them):
-//   valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.%p node --single-threaded bench/instructions.js complete 260
+//   valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.%p node --single-threaded --hash-seed=1 bench/instructions.js complete 260
+// `--hash-seed=1`: V8 derives its string-hash secret from a random seed at start-up with a
+// primality test whose cost varies by 4-19 million instructions from one process to the next
+// (`HashSeed::InitializeRoots`): without a fixed seed that is +-1-2k instructions a span in the
+// difference of two runs (BENCHMARKS.md "Stop 27").
 // Both N past warm-up: V8 optimizes the wrapper's larger functions (complete mode's `mapComplete`,
 // the sink's `flush`) only after a thousand calls or more, and a smaller first N counts their
 // compilation as a per-span cost (BENCHMARKS.md "Stop 22": N = 10 / 60 put 38k instructions of
