@@ -111,8 +111,7 @@ pub fn utf8_to_utf16(src: &str, dst: &mut Vec<u16>) -> Result<(), Utf> {
     dst.try_reserve_exact(len).map_err(|_| Utf::OutOfMemory)?;
     // SAFETY: `src` is valid UTF-8 (a `&str`) readable for `src.len()` bytes; `dst` has capacity for
     // `len` units, exactly what the conversion writes; distinct allocations, non-null, aligned.
-    let written =
-        unsafe { simdutf::convert_valid_utf8_to_utf16(src.as_ptr(), src.len(), dst.as_mut_ptr()) };
+    let written = unsafe { convert_utf8_to_utf16(src, dst.as_mut_ptr()) };
     // SAFETY: simdutf initialised `written` units; `written <= len <= capacity`.
     unsafe { dst.set_len(written.min(len)) };
     Ok(())
@@ -136,11 +135,31 @@ fn one_pass_utf8_to_utf16(src: &str, dst: &mut Vec<u16>, limit: usize) -> Result
     // SAFETY: `src` is valid UTF-8 (a `&str`) readable for `src.len()` bytes; `dst` has capacity
     // for `src.len()` units, at least what the conversion writes; distinct allocations, non-null,
     // aligned.
-    let written =
-        unsafe { simdutf::convert_valid_utf8_to_utf16(src.as_ptr(), src.len(), dst.as_mut_ptr()) };
+    let written = unsafe { convert_utf8_to_utf16(src, dst.as_mut_ptr()) };
     // SAFETY: simdutf initialised `written` units; `min` keeps the length within the capacity.
     unsafe { dst.set_len(written.min(dst.capacity())) };
     Ok(())
+}
+
+/// Converts `src` to UTF-16 at `dst`; returns the code units written. simdutf's validating
+/// conversion, although `src` is valid: on AVX-512 CPUs its kernel ran 2.4x faster than the one
+/// for input known to be valid (`convert_valid_utf8_to_utf16`: 1.12 against 0.47 ms for 1 M code
+/// units of mixed CJK, emoji and Latin text, BENCHMARKS.md "Stop 28"), and the result is the same.
+/// Should it ever answer 0 for a non-empty text (it does for invalid UTF-8, which a `&str` is not),
+/// the valid-input conversion runs.
+///
+/// # Safety
+/// `dst` must be valid for writing `simdutf::utf16_length_from_utf8(src)` code units (or more)
+/// and must not overlap `src`.
+unsafe fn convert_utf8_to_utf16(src: &str, dst: *mut u16) -> usize {
+    // SAFETY: `src` is readable for `src.len()` bytes; `dst` has room for the result (the
+    // caller's contract); they do not overlap.
+    let written = unsafe { simdutf::convert_utf8_to_utf16(src.as_ptr(), src.len(), dst) };
+    if written > 0 || src.is_empty() {
+        return written;
+    }
+    // SAFETY: as above; `src` is valid UTF-8 (a `&str`).
+    unsafe { simdutf::convert_valid_utf8_to_utf16(src.as_ptr(), src.len(), dst) }
 }
 
 /// Whether `text` is ASCII (simdutf; SIMD).
