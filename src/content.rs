@@ -10,6 +10,7 @@ use super::{Call, Read};
 use genkit_for_maple_core::content::{Content, Filtered};
 use napi::bindgen_prelude::{ClassInstance, Either, JsValue, Unknown};
 use napi::Env;
+use std::borrow::Cow;
 use std::ffi::CStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -28,26 +29,30 @@ pub(crate) struct Written {
 /// Writes content attribute `key` = `value` through `content` (capture, scrubbing, cap), or as it
 /// is without one; `scrubbed`: the writer already scrubbed it with [`Content::scrubber`] (only the
 /// cap is left, [`Content::filter_written`]). Returns problem flags.
+/// An owned `value` may become an external string (`Call::set_string_owned`).
 pub(crate) fn write(
     call: &Call,
     content: Option<&Content>,
     key: &'static CStr,
-    value: &str,
+    value: Cow<'_, str>,
     scrubbed: bool,
     written: &mut Written,
 ) -> u32 {
-    let Some(content) = content else {
-        return call.set_string(key, value);
+    let filtered = match content {
+        None => Filtered::Same,
+        Some(content) => {
+            let key_str = key.to_str().unwrap_or("");
+            if scrubbed {
+                content.filter_written(key_str, &value)
+            } else {
+                content.filter(key_str, &value)
+            }
+        }
     };
-    let key_str = key.to_str().unwrap_or("");
-    let filtered = if scrubbed {
-        content.filter_written(key_str, value)
-    } else {
-        content.filter(key_str, value)
-    };
-    match filtered {
-        Filtered::Same => call.set_string(key, value),
-        other => write_filtered(call, key, other, written),
+    match (filtered, value) {
+        (Filtered::Same, Cow::Owned(value)) => call.set_string_owned(key, value),
+        (Filtered::Same, Cow::Borrowed(value)) => call.set_string(key, value),
+        (other, _) => write_filtered(call, key, other, written),
     }
 }
 
@@ -91,7 +96,7 @@ pub(crate) fn write_filtered(
             if capped && written.capped.try_reserve(1).is_ok() {
                 written.capped.push(key);
             }
-            call.set_string(key, &value)
+            call.set_string_owned(key, value)
         }
     }
 }

@@ -26,7 +26,9 @@
 //! units that are ASCII (their UTF-8 length equals their length) are read straight into the UTF-8
 //! buffer as Latin-1, without the UTF-16 copy. Outputs are created as Latin-1 when they are ASCII
 //! (V8 copies the bytes as they are) and as UTF-16 otherwise, which spares V8 a UTF-8 decode
-//! (BENCHMARKS.md).
+//! (BENCHMARKS.md). From 128 KiB of characters, where the runtime has them, an output the mapping
+//! owns is made an external string instead (`src/external.rs`): V8 keeps the mapping's own buffer
+//! (ASCII) or one UTF-16 buffer made for it, rather than copying it into its large-object space.
 //!
 //! Outputs that are a range of an input are not copied at all (issue 13): a tool result that is
 //! the text of a JSON string without escapes, or a JSON value as written, is created as a slice
@@ -50,6 +52,7 @@ use genkit_for_maple_core::{
 };
 use napi::bindgen_prelude::Buffer;
 use napi::sys;
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::ffi::CStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -57,6 +60,7 @@ use std::ptr;
 
 pub mod content;
 pub mod export;
+mod external;
 pub mod flat;
 pub mod fused;
 mod hollow;
@@ -403,6 +407,21 @@ impl Call {
         }
     }
 
+    /// [`Self::set_string`] for a text the caller owns: from [`external::EXTERNAL_BYTES`] on,
+    /// made an external string where the runtime has them ([`Self::string_owned`]).
+    fn set_string_owned(&self, key: &CStr, text: String) -> u32 {
+        if text.len() < external::EXTERNAL_BYTES / 2 {
+            return self.set_string(key, &text);
+        }
+        match self
+            .string_owned(text)
+            .and_then(|value| self.set(key, value))
+        {
+            Ok(()) => 0,
+            Err(flag) => flag,
+        }
+    }
+
     /// Sets a property to a scalar: a number or boolean goes into the sink without a JavaScript
     /// value being made; returns the problem flags (`0` when written).
     fn set_scalar(&self, key: &CStr, value: &Scalar<'_>) -> u32 {
@@ -482,36 +501,79 @@ impl Call {
     /// or exactly when that cannot be had). [`WRITE_FAILED`] when V8 refuses (a string
     /// longer than its maximum length).
     fn string(&self, text: &str) -> Result<sys::napi_value, u32> {
-        let mut out = ptr::null_mut();
-        let status = if utf::is_ascii(text) {
-            // SAFETY: `text` is valid for `text.len()` bytes; ASCII is valid Latin-1.
-            unsafe {
-                sys::napi_create_string_latin1(
-                    self.env,
-                    text.as_ptr().cast(),
-                    text.len() as isize,
-                    &mut out,
-                )
+        if utf::is_ascii(text) {
+            // ASCII is valid Latin-1.
+            return self.create_latin1(text.as_bytes());
+        }
+        UTF16.with_borrow_mut(|units| {
+            if utf::utf8_to_utf16_in_one_pass(text, units).is_err() {
+                return Err(OUT_OF_MEMORY);
             }
+            let made = self.create_utf16(units);
+            if units.capacity() * 2 > KEEP_BYTES {
+                *units = Vec::new();
+            }
+            made
+        })
+    }
+
+    /// [`Self::string`] for a text the caller owns. From [`external::EXTERNAL_BYTES`] on, where
+    /// the runtime has external strings (`src/external.rs`), V8 does not copy it: ASCII text keeps
+    /// its own buffer (as Latin-1), other text is transcoded into one UTF-16 buffer that the
+    /// string keeps; both are freed when V8 collects the string. Otherwise, or when that fails,
+    /// as [`Self::string`]. Same errors.
+    fn string_owned(&self, text: String) -> Result<sys::napi_value, u32> {
+        // Fewer bytes than half the threshold cannot make enough characters (a UTF-16 code unit
+        // is two bytes in V8 and at least one in UTF-8).
+        if text.len() < external::EXTERNAL_BYTES / 2 || !external::available() {
+            return self.string(&text);
+        }
+        if utf::is_ascii(&text) {
+            return match external::latin1(self.env, text.into_bytes()) {
+                Ok(value) => Ok(value),
+                // Not made: the bytes are the text's, ASCII (checked above).
+                Err(bytes) => self.create_latin1(&bytes),
+            };
+        }
+        // A buffer of its own, the exact size, for V8 to keep.
+        let mut units = Vec::new();
+        if utf::utf8_to_utf16(&text, &mut units).is_err() {
+            return Err(OUT_OF_MEMORY);
+        }
+        drop(text);
+        match external::utf16(self.env, units) {
+            Ok(value) => Ok(value),
+            Err(units) => self.create_utf16(&units),
+        }
+    }
+
+    /// `napi_create_string_latin1` of `bytes` (Latin-1); [`WRITE_FAILED`] when V8 refuses.
+    fn create_latin1(&self, bytes: &[u8]) -> Result<sys::napi_value, u32> {
+        let mut out = ptr::null_mut();
+        // SAFETY: live `env` of the current call; `bytes` is valid for its length; valid
+        // out-pointer.
+        let status = unsafe {
+            sys::napi_create_string_latin1(
+                self.env,
+                bytes.as_ptr().cast(),
+                bytes.len() as isize,
+                &mut out,
+            )
+        };
+        if self.ok(status) {
+            Ok(out)
         } else {
-            UTF16.with_borrow_mut(|units| {
-                if utf::utf8_to_utf16_in_one_pass(text, units).is_err() {
-                    return Err(OUT_OF_MEMORY);
-                }
-                // SAFETY: `units` is valid for `units.len()` UTF-16 code units.
-                let status = unsafe {
-                    sys::napi_create_string_utf16(
-                        self.env,
-                        units.as_ptr(),
-                        units.len() as isize,
-                        &mut out,
-                    )
-                };
-                if units.capacity() * 2 > KEEP_BYTES {
-                    *units = Vec::new();
-                }
-                Ok(status)
-            })?
+            Err(WRITE_FAILED)
+        }
+    }
+
+    /// `napi_create_string_utf16` of `units`; [`WRITE_FAILED`] when V8 refuses.
+    fn create_utf16(&self, units: &[u16]) -> Result<sys::napi_value, u32> {
+        let mut out = ptr::null_mut();
+        // SAFETY: live `env` of the current call; `units` is valid for its length; valid
+        // out-pointer.
+        let status = unsafe {
+            sys::napi_create_string_utf16(self.env, units.as_ptr(), units.len() as isize, &mut out)
         };
         if self.ok(status) {
             Ok(out)
@@ -809,8 +871,14 @@ pub(crate) fn map_model_span(env: sys::napi_env, argv: [sys::napi_value; 9]) -> 
             ];
             for (key, value) in messages {
                 if let Some(s) = value {
-                    problems |=
-                        content::write(&call, rules, key, &s, scrubber.is_some(), &mut written);
+                    problems |= content::write(
+                        &call,
+                        rules,
+                        key,
+                        Cow::Owned(s),
+                        scrubber.is_some(),
+                        &mut written,
+                    );
                 }
             }
             problems |= content::finish(&call, &written);
@@ -950,7 +1018,7 @@ fn write_arguments(
 ) -> u32 {
     let key = c"gen_ai.tool.call.arguments";
     match (input, text) {
-        (None, _) => content::write(call, rules, key, "{}", false, written),
+        (None, _) => content::write(call, rules, key, Cow::Borrowed("{}"), false, written),
         (Some(raw), Some(text)) => content::write_original(call, rules, key, text, raw, written),
         // As it is under rules that change nothing; under rules that read values, only a
         // number or a boolean (`text` is the string's when they read it).

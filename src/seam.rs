@@ -13,6 +13,7 @@ use genkit_for_maple_core::problem;
 use genkit_for_maple_core::span::{self, Mode, Options, OtherInput, SpanInput, Status, Value};
 use napi::bindgen_prelude::{FromNapiValue, JsValue, Unknown};
 use napi::{sys, Env};
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::ffi::CStr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -708,9 +709,9 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                     arguments[1],
                 ),
             ];
-            for (key, value) in &mapped.attributes {
+            for (key, value) in mapped.attributes {
                 // Numbers and booleans go into the sink as they are (no JavaScript value).
-                if let (Some(sink), Some((kind, number))) = (&call.sink, sink_scalar(value)) {
+                if let (Some(sink), Some((kind, number))) = (&call.sink, sink_scalar(&value)) {
                     if sink.put(key.as_bytes(), kind, number, ptr::null_mut()) {
                         continue;
                     }
@@ -718,14 +719,14 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                 // A one-element list of a short ASCII string (stop sequences, a finish reason
                 // outside the sink's table): a range of the sink's text, made a list by the
                 // wrapper.
-                if let Value::Array(items) = value {
+                if let Value::Array(items) = &value {
                     if let [Value::Str(text)] = items.as_slice() {
                         if call.put_text_list(key.as_bytes(), text) {
                             continue;
                         }
                     }
                 }
-                if let Value::Str(text) = value {
+                if let Value::Str(text) = &value {
                     let whole = exact.iter().find(|(read, buf, _)| {
                         *read && buf.len() == text.len() && ptr::eq(buf.as_ptr(), text.as_ptr())
                     });
@@ -740,7 +741,14 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                         continue;
                     }
                 }
-                if !set(&call, key, js_value(&call, value)) {
+                // An owned string may become an external string (no copy into V8's heap).
+                let made = match value {
+                    Value::Str(Cow::Owned(text)) => {
+                        call.string_owned(text).unwrap_or(ptr::null_mut())
+                    }
+                    other => js_value(&call, &other),
+                };
+                if !set(&call, key, made) {
                     problems |= problem::ATTRIBUTE_TYPE;
                 }
             }
