@@ -1,8 +1,11 @@
 "use strict"
 // The native reader's ASCII probe (src/lib.rs `Call::read_ascii`): a string of 64 Ki units or
-// more is read as Latin-1 when it is ASCII; a unit above 0x7F in its first 2,048 units now
-// settles that it is not, without V8's whole-string UTF-8 length. Every position of the first
-// wide unit around the probe's end, in both attributes, maps as the pure-JS mapping maps it.
+// more is read as bytes by one UTF-8 write of at most its length when it is ASCII; a unit above
+// 0x7F in its first 2,048 units settles that it is not without that write. Every position of the
+// first wide unit around the probe's end, in both attributes, maps as the pure-JS mapping maps
+// it; so does one wide unit at the very end (the write stops short of the length, or holds a
+// non-ASCII byte), including a Latin-1 character, a character whose low byte is ASCII (`Ł`,
+// U+0141: a Latin-1 read would have made it `A`) and a lone surrogate (`\uFFFD` in UTF-8).
 const test = require("node:test")
 const assert = require("node:assert/strict")
 const { GenkitForMaple, mapSpanJs } = require("..")
@@ -27,8 +30,8 @@ test("a wide unit at every position around the probe's end, ASCII throughout, tw
   // (without it reference mode reads them in chunks, src/hollow.rs).
   const processor = new GenkitForMaple({ mode: "reference" })
   assert.equal(processor.isNative, true)
-  const positions = [undefined, 0, 1, 30, PROBE - 40, PROBE - 30, PROBE - 2, PROBE - 1, PROBE, PROBE + 1, 5000, 65_000]
-  for (const wide of [["é"], ["日"], ["\ud83d", "\ude00"]]) {
+  const positions = [undefined, 0, 1, 30, PROBE - 40, PROBE - 30, PROBE - 2, PROBE - 1, PROBE, PROBE + 1, 5000, 65_000, LONG - 3, LONG - 2, LONG - 1]
+  for (const wide of [["é"], ["日"], ["\ud83d", "\ude00"], ["Ł"], ["\u00ff"], ["\u0080"], ["\ud800"]]) {
     for (const at of positions) {
       const attrs = span(at, wide)
       const expected = { ...attrs }

@@ -23,8 +23,8 @@
 //! reused from call to call (each `worker_threads` worker has its own) and transcoded to UTF-8 with
 //! simdutf, validated and converted in one pass into a reused buffer of the worst-case size (3
 //! bytes a unit of address space; the exact UTF-8 length if that cannot be had) ([`utf`]); strings of at least [`LATIN1_UNITS`]
-//! units that are ASCII (their UTF-8 length equals their length) are read straight into the UTF-8
-//! buffer as Latin-1, without the UTF-16 copy. Outputs are created as Latin-1 when they are ASCII
+//! units that are ASCII (a UTF-8 write of as many bytes as units is all ASCII) are read straight
+//! into the UTF-8 buffer, without the UTF-16 copy. Outputs are created as Latin-1 when they are ASCII
 //! (V8 copies the bytes as they are) and as UTF-16 otherwise, which spares V8 a UTF-8 decode
 //! (BENCHMARKS.md). From 128 KiB of characters, where the runtime has them, an output the mapping
 //! owns is made an external string instead (`src/external.rs`): V8 keeps the mapping's own buffer
@@ -86,7 +86,7 @@ const WRITE_FAILED: u32 = problem::WRITE_FAILED;
 pub const HANDOFF_UNITS: usize = 16 << 20;
 
 /// From this length on (UTF-16 code units), an ASCII string is read straight into the UTF-8
-/// buffer as Latin-1 (after V8 reports its UTF-8 length equal to its length), sparing the UTF-16
+/// buffer by one UTF-8 write (checked to be `len` ASCII bytes: [`Call::read_ascii`]), sparing the UTF-16
 /// copy (2 bytes per unit). Below it the extra length pass costs more than the copy it spares.
 pub const LATIN1_UNITS: usize = 64 << 10;
 
@@ -287,11 +287,12 @@ impl Call {
         })
     }
 
-    /// The Latin-1 read of an ASCII string of `len` units straight into `buf`; `None` when the
+    /// The read of an ASCII string of `len` units straight into `buf`; `None` when the
     /// string is not ASCII (the caller reads it as UTF-16).
     fn read_ascii(&self, value: sys::napi_value, len: usize, buf: &mut String) -> Option<Read> {
-        // A unit above 0x7F among the first ones settles it without V8's UTF-8 length, which walks
-        // the whole string one unit at a time (21% of a 1 MB multi-byte model span's time).
+        // A unit above 0x7F among the first ones settles it without a UTF-8 write of the whole
+        // string, which V8 does one unit at a time (its length pass was 21% of a 1 MB multi-byte
+        // model span's time).
         let mut probe = [0u16; PROBE_UNITS + 1];
         let mut got = 0usize;
         // SAFETY: `probe` is valid for `PROBE_UNITS + 1` code units; napi writes at most that many
@@ -308,14 +309,11 @@ impl Call {
         if !self.ok(status) || probe[..got.min(PROBE_UNITS)].iter().any(|&u| u > 0x7f) {
             return None;
         }
-        let mut utf8_len = 0usize;
-        // SAFETY: live handles; a null buffer asks for the UTF-8 length only.
-        let status = unsafe {
-            sys::napi_get_value_string_utf8(self.env, value, ptr::null_mut(), 0, &mut utf8_len)
-        };
-        if !self.ok(status) || utf8_len != len {
-            return None;
-        }
+        // One UTF-8 write of at most `len` bytes tells an ASCII string: it fills all `len` bytes
+        // with ASCII only when every one of the `len` units is ASCII (a wider character takes 2-4
+        // bytes and a lone surrogate becomes U+FFFD's 3, so either shows as a non-ASCII byte or
+        // stops the write short of `len`). Faster than V8's UTF-8 length, a walk of its own, and
+        // the Latin-1 copy after it (1 MB: 70 against 107 + 25 us, BENCHMARKS.md "Stop 28").
         if buf.try_reserve_exact(len + 1).is_err() {
             return Some(Read::OutOfMemory);
         }
@@ -323,10 +321,10 @@ impl Call {
         // SAFETY: the vector is written only by napi below, then checked to be ASCII before its
         // length is set, so the `String` invariant (valid UTF-8) holds.
         let bytes = unsafe { buf.as_mut_vec() };
-        // SAFETY: `bytes` has capacity for `len + 1` bytes (the string plus napi's NUL); napi
-        // writes at most `bufsize` bytes and reports the count, excluding the NUL, in `written`.
+        // SAFETY: `bytes` has capacity for `len + 1` bytes; napi writes at most `bufsize - 1 = len`
+        // bytes and a NUL, and reports the count, excluding the NUL, in `written`.
         let status = unsafe {
-            sys::napi_get_value_string_latin1(
+            sys::napi_get_value_string_utf8(
                 self.env,
                 value,
                 bytes.as_mut_ptr().cast(),
@@ -337,9 +335,10 @@ impl Call {
         if !self.ok(status) {
             return Some(Read::Absent);
         }
-        let written = written.min(len);
-        // SAFETY: napi initialised `written <= len < capacity` bytes; bytes that are not ASCII
-        // (not possible when the UTF-8 length equals the length, checked anyway) are cut below.
+        if written != len {
+            return None;
+        }
+        // SAFETY: napi initialised `written = len < capacity` bytes.
         let ascii =
             simdutf::validate_ascii(unsafe { std::slice::from_raw_parts(bytes.as_ptr(), written) });
         if !ascii {
@@ -739,7 +738,7 @@ pub fn take_panic_message() -> Option<String> {
 pub struct NativeLimits {
     /// Strings longer than this go to the pure-JS path uncopied.
     pub handoff_units: u32,
-    /// ASCII strings from this length on are read as Latin-1, without a UTF-16 copy.
+    /// ASCII strings from this length on are read as bytes, without a UTF-16 copy.
     pub latin1_units: u32,
 }
 
