@@ -5,6 +5,7 @@
 //! JavaScript, the pure-JS writers' output). The rules are
 //! the core's ([`genkit_for_maple_core::content::Content`]), compiled once per [`Mapper`].
 
+use super::copies::Pieces;
 use super::seam::Mapper;
 use super::{Call, Read};
 use genkit_for_maple_core::content::{Content, Filtered};
@@ -30,6 +31,8 @@ pub(crate) struct Written {
 /// is without one; `scrubbed`: the writer already scrubbed it with [`Content::scrubber`] (only the
 /// cap is left, [`Content::filter_written`]). Returns problem flags.
 /// An owned `value` may become an external string (`Call::set_string_owned`).
+/// `pieces`: what an owned `value` copied from the span's inputs (`src/copies.rs`), used when the
+/// rules leave it as it is.
 pub(crate) fn write(
     call: &Call,
     content: Option<&Content>,
@@ -37,6 +40,7 @@ pub(crate) fn write(
     value: Cow<'_, str>,
     scrubbed: bool,
     written: &mut Written,
+    pieces: Pieces<'_>,
 ) -> u32 {
     let filtered = match content {
         None => Filtered::Same,
@@ -50,7 +54,7 @@ pub(crate) fn write(
         }
     };
     match (filtered, value) {
-        (Filtered::Same, Cow::Owned(value)) => call.set_string_owned(key, value),
+        (Filtered::Same, Cow::Owned(value)) => call.set_string_owned(key, value, pieces),
         (Filtered::Same, Cow::Borrowed(value)) => call.set_string(key, value),
         (other, _) => write_filtered(call, key, other, written),
     }
@@ -96,7 +100,8 @@ pub(crate) fn write_filtered(
             if capped && written.capped.try_reserve(1).is_ok() {
                 written.capped.push(key);
             }
-            call.set_string_owned(key, value)
+            // Another text than the writers': its pieces are not known.
+            call.set_string_owned(key, value, Pieces::NONE)
         }
     }
 }

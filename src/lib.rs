@@ -48,7 +48,7 @@
 extern crate napi_derive;
 
 use genkit_for_maple_core::{
-    map_model_scrubbed, map_tool_result, otlp, problem, Scalar, ToolResult,
+    map_model_recorded, map_tool_result, otlp, problem, Scalar, ToolResult,
 };
 use napi::bindgen_prelude::Buffer;
 use napi::sys;
@@ -59,6 +59,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
 pub mod content;
+mod copies;
 pub mod export;
 mod external;
 pub mod flat;
@@ -115,6 +116,10 @@ thread_local! {
     /// Reused UTF-16 buffer: strings read from V8, and non-ASCII output strings. Borrowed only
     /// around napi calls that cannot run JavaScript (string reads and string creation).
     static UTF16: RefCell<Vec<u16>> = const { RefCell::new(Vec::new()) };
+    /// Reused UTF-16 copies of a model span's `genkit:input` and `genkit:output`, kept while the
+    /// span is mapped so that its outputs can take their code units (`src/copies.rs`); taken out
+    /// of the cell for the duration of a call, as [`BUFFERS`].
+    static KEPT: RefCell<(Vec<u16>, Vec<u16>)> = const { RefCell::new((Vec::new(), Vec::new())) };
     /// The message of the last panic on this thread, kept by the panic hook for the diag report.
     static PANIC_MESSAGE: RefCell<Option<String>> = const { RefCell::new(None) };
 }
@@ -202,6 +207,34 @@ impl Call {
     /// to the exact UTF-8 length when that cannot be had); the UTF-16 copy, when one is needed, is freed
     /// right after the transcoding when it is larger than [`KEEP_BYTES`].
     fn read_string(&self, value: sys::napi_value, buf: &mut String) -> Read {
+        self.read_string_into(value, buf, None)
+    }
+
+    /// [`Self::read_string`], keeping the string's UTF-16 code units in `keep` when it is not
+    /// ASCII (empty otherwise, or when they could not be kept: a failed reservation only costs
+    /// the copies' speed, `src/copies.rs`). `keep` is reused from span to span and is read into
+    /// directly, in place of the per-thread UTF-16 buffer.
+    fn read_string_keeping(
+        &self,
+        value: sys::napi_value,
+        buf: &mut String,
+        keep: &mut Vec<u16>,
+    ) -> Read {
+        keep.clear();
+        let read = self.read_string_into(value, buf, Some(&mut *keep));
+        // As many UTF-8 bytes as code units: ASCII, nothing to keep.
+        if read != Read::Str || buf.len() == keep.len() {
+            keep.clear();
+        }
+        read
+    }
+
+    fn read_string_into(
+        &self,
+        value: sys::napi_value,
+        buf: &mut String,
+        keep: Option<&mut Vec<u16>>,
+    ) -> Read {
         buf.clear();
         // A short string (most tool arguments and results, every id and name) in one napi call
         // into the stack: its length query and the per-thread buffer cost more than its copy.
@@ -225,7 +258,13 @@ impl Call {
         }
         // Fewer units than the room without the NUL: the whole string.
         if written < SHORT_UNITS - 1 {
-            return match utf::utf16_to_utf8_in_one_pass(&short[..written], buf) {
+            let units = &short[..written];
+            if let Some(keep) = keep {
+                if keep.try_reserve_exact(units.len()).is_ok() {
+                    keep.extend_from_slice(units);
+                }
+            }
+            return match utf::utf16_to_utf8_in_one_pass(units, buf) {
                 Ok(()) => Read::Str,
                 Err(utf::Utf::NotWellFormed) => Read::NotWellFormed,
                 Err(utf::Utf::OutOfMemory) => Read::OutOfMemory,
@@ -251,40 +290,55 @@ impl Call {
                 None => buf.clear(),
             }
         }
-        UTF16.with_borrow_mut(|units| {
-            units.clear();
-            if units.try_reserve_exact(len + 1).is_err() {
-                return Read::OutOfMemory;
-            }
-            let mut written = 0usize;
-            // SAFETY: `units` has capacity for `len + 1` code units (the string plus the NUL napi
-            // writes); napi writes at most `bufsize` units and reports the count, excluding the
-            // NUL, in `written`.
-            let status = unsafe {
-                sys::napi_get_value_string_utf16(
-                    self.env,
-                    value,
-                    units.as_mut_ptr(),
-                    len + 1,
-                    &mut written,
-                )
-            };
-            if !self.ok(status) {
-                return Read::Absent;
-            }
-            // SAFETY: napi initialised `written` code units; `min(len)` keeps it within capacity.
-            unsafe { units.set_len(written.min(len)) };
-            let read = match utf::utf16_to_utf8_in_one_pass(units, buf) {
-                Ok(()) => Read::Str,
-                Err(utf::Utf::NotWellFormed) => Read::NotWellFormed,
-                Err(utf::Utf::OutOfMemory) => Read::OutOfMemory,
-            };
-            // Consumed: a big UTF-16 copy is freed now, not after the mapping.
-            if units.capacity() * 2 > KEEP_BYTES {
-                *units = Vec::new();
-            }
-            read
-        })
+        match keep {
+            Some(units) => self.read_units(value, len, units, buf),
+            None => UTF16.with_borrow_mut(|units| {
+                let read = self.read_units(value, len, units, buf);
+                // Consumed: a big UTF-16 copy is freed now, not after the mapping.
+                if units.capacity() * 2 > KEEP_BYTES {
+                    *units = Vec::new();
+                }
+                read
+            }),
+        }
+    }
+
+    /// Reads the string `value` of `len` code units into `units` (cleared first, reserved
+    /// fallibly) and transcodes it into `buf` (one pass).
+    fn read_units(
+        &self,
+        value: sys::napi_value,
+        len: usize,
+        units: &mut Vec<u16>,
+        buf: &mut String,
+    ) -> Read {
+        units.clear();
+        if units.try_reserve_exact(len + 1).is_err() {
+            return Read::OutOfMemory;
+        }
+        let mut written = 0usize;
+        // SAFETY: `units` has capacity for `len + 1` code units (the string plus the NUL napi
+        // writes); napi writes at most `bufsize` units and reports the count, excluding the
+        // NUL, in `written`.
+        let status = unsafe {
+            sys::napi_get_value_string_utf16(
+                self.env,
+                value,
+                units.as_mut_ptr(),
+                len + 1,
+                &mut written,
+            )
+        };
+        if !self.ok(status) {
+            return Read::Absent;
+        }
+        // SAFETY: napi initialised `written` code units; `min(len)` keeps it within capacity.
+        unsafe { units.set_len(written.min(len)) };
+        match utf::utf16_to_utf8_in_one_pass(units, buf) {
+            Ok(()) => Read::Str,
+            Err(utf::Utf::NotWellFormed) => Read::NotWellFormed,
+            Err(utf::Utf::OutOfMemory) => Read::OutOfMemory,
+        }
     }
 
     /// The read of an ASCII string of `len` units straight into `buf`; `None` when the
@@ -408,12 +462,14 @@ impl Call {
 
     /// [`Self::set_string`] for a text the caller owns: from [`external::EXTERNAL_BYTES`] on,
     /// made an external string where the runtime has them ([`Self::string_owned`]).
-    fn set_string_owned(&self, key: &CStr, text: String) -> u32 {
-        if text.len() < external::EXTERNAL_BYTES / 2 {
+    fn set_string_owned(&self, key: &CStr, text: String, pieces: copies::Pieces<'_>) -> u32 {
+        // Short and nothing to take from the inputs' code units: as any string (a short ASCII
+        // one goes into the sink as a range of its text).
+        if text.len() < external::EXTERNAL_BYTES / 2 && (!pieces.any() || utf::is_ascii(&text)) {
             return self.set_string(key, &text);
         }
         match self
-            .string_owned(text)
+            .string_owned(text, pieces)
             .and_then(|value| self.set(key, value))
         {
             Ok(()) => 0,
@@ -521,22 +577,46 @@ impl Call {
     /// its own buffer (as Latin-1), other text is transcoded into one UTF-16 buffer that the
     /// string keeps; both are freed when V8 collects the string. Otherwise, or when that fails,
     /// as [`Self::string`]. Same errors.
-    fn string_owned(&self, text: String) -> Result<sys::napi_value, u32> {
+    ///
+    /// `pieces`: the parts of `text` the core's writers copied from the span's inputs, and those
+    /// inputs' UTF-16 (`src/copies.rs`): a non-ASCII text takes those parts' code units from the
+    /// inputs instead of transcoding them.
+    fn string_owned(
+        &self,
+        text: String,
+        pieces: copies::Pieces<'_>,
+    ) -> Result<sys::napi_value, u32> {
         // Fewer bytes than half the threshold cannot make enough characters (a UTF-16 code unit
         // is two bytes in V8 and at least one in UTF-8).
-        if text.len() < external::EXTERNAL_BYTES / 2 || !external::available() {
+        let long = text.len() >= external::EXTERNAL_BYTES / 2 && external::available();
+        if !long && !pieces.any() {
             return self.string(&text);
         }
         if utf::is_ascii(&text) {
+            if !long {
+                return self.create_latin1(text.as_bytes());
+            }
             return match external::latin1(self.env, text.into_bytes()) {
                 Ok(value) => Ok(value),
                 // Not made: the bytes are the text's, ASCII (checked above).
                 Err(bytes) => self.create_latin1(&bytes),
             };
         }
+        if !long {
+            return UTF16.with_borrow_mut(|units| {
+                if !copies::utf16_of(&text, pieces.copies, pieces.sources, units, false) {
+                    return Err(OUT_OF_MEMORY);
+                }
+                let made = self.create_utf16(units);
+                if units.capacity() * 2 > KEEP_BYTES {
+                    *units = Vec::new();
+                }
+                made
+            });
+        }
         // A buffer of its own, the exact size, for V8 to keep.
         let mut units = Vec::new();
-        if utf::utf8_to_utf16(&text, &mut units).is_err() {
+        if !copies::utf16_of(&text, pieces.copies, pieces.sources, &mut units, true) {
             return Err(OUT_OF_MEMORY);
         }
         drop(text);
@@ -685,6 +765,20 @@ fn with_buffers<R>(f: impl FnOnce(&mut String, &mut String) -> R) -> R {
     result
 }
 
+/// Runs `f` with this thread's kept UTF-16 buffers ([`KEPT`]), taken out (re-entrant calls get
+/// fresh ones) and put back afterwards unless they grew beyond [`KEEP_BYTES`].
+fn with_kept<R>(f: impl FnOnce(&mut Vec<u16>, &mut Vec<u16>) -> R) -> R {
+    let (mut input, mut output) = KEPT.take();
+    let result = f(&mut input, &mut output);
+    for units in [&mut input, &mut output] {
+        if units.capacity() * 2 > KEEP_BYTES {
+            *units = Vec::new();
+        }
+    }
+    KEPT.set((input, output));
+    result
+}
+
 /// The longest panic message kept for the diag report (bytes; longer ones are cut at a character
 /// boundary).
 const PANIC_MESSAGE_BYTES: usize = 512;
@@ -813,84 +907,103 @@ pub(crate) fn map_model_span(env: sys::napi_env, argv: [sys::napi_value; 9]) -> 
             }
         }
         with_buffers(|input_buf, output_buf| {
-            let has_input = if skip_input {
-                Read::Absent
-            } else {
-                call.read_string(input, input_buf)
-            };
-            if let Some(flags) = has_input.hand_off() {
-                return flags;
-            }
-            let has_output = call.read_string(output, output_buf);
-            if let Some(flags) = has_output.hand_off() {
-                return flags;
-            }
-            let input = (has_input == Read::Str).then_some(input_buf.as_str());
-            let output = (has_output == Read::Str).then_some(output_buf.as_str());
-            // The message writers scrub as they write (issue 11; core `map_model_scrubbed`).
-            let scrubber = rules.as_deref().and_then(|r| r.scrubber());
-            let mut attrs = map_model_scrubbed(input, output, scrubber);
-            if skip_input {
-                attrs.input_messages = None;
-                attrs.system_instructions = None;
-            }
-            let mut reasons: Option<Vec<Scalar<'_>>> = None;
-            if let Some(raws) = &attrs.finish_reasons {
-                let mut list = Vec::new();
-                if list.try_reserve_exact(raws.len()).is_err() {
-                    return OUT_OF_MEMORY;
+            with_kept(|input_units, output_units| {
+                let has_input = if skip_input {
+                    Read::Absent
+                } else {
+                    call.read_string_keeping(input, input_buf, input_units)
+                };
+                if let Some(flags) = has_input.hand_off() {
+                    return flags;
                 }
-                list.extend(raws.iter().map(|raw| Scalar::of(raw)));
-                reasons = Some(list);
-            }
-            let input_tokens = attrs.input_tokens.map(Scalar::of);
-            let output_tokens = attrs.output_tokens.map(Scalar::of);
-            let compound = reasons
-                .iter()
-                .flatten()
-                .chain(input_tokens.iter())
-                .chain(output_tokens.iter());
-            if compound.into_iter().any(|s| matches!(s, Scalar::Json(_))) {
-                return attrs.problems | problem::NEEDS_JS;
-            }
-            let mut problems = attrs.problems;
-            // Content control (issue 11): the processor's mapper's rules, when given.
-            let rules = rules.as_deref();
-            if rules.is_some_and(|r| !r.captures()) {
-                problems &= !(problem::INPUT_SHAPE | problem::OUTPUT_SHAPE);
-            }
-            let mut written = content::Written::default();
-            let messages = [
-                (c"gen_ai.input.messages", attrs.input_messages.take()),
-                (
-                    c"gen_ai.system_instructions",
-                    attrs.system_instructions.take(),
-                ),
-                (c"gen_ai.output.messages", attrs.output_messages.take()),
-            ];
-            for (key, value) in messages {
-                if let Some(s) = value {
-                    problems |= content::write(
-                        &call,
-                        rules,
-                        key,
-                        Cow::Owned(s),
-                        scrubber.is_some(),
-                        &mut written,
-                    );
+                let has_output = call.read_string_keeping(output, output_buf, output_units);
+                if let Some(flags) = has_output.hand_off() {
+                    return flags;
                 }
-            }
-            problems |= content::finish(&call, &written);
-            if let Some(reasons) = &reasons {
-                problems |= call.set_list(c"gen_ai.response.finish_reasons", reasons);
-            }
-            if let Some(v) = &input_tokens {
-                problems |= call.set_scalar(c"gen_ai.usage.input_tokens", v);
-            }
-            if let Some(v) = &output_tokens {
-                problems |= call.set_scalar(c"gen_ai.usage.output_tokens", v);
-            }
-            problems
+                let input = (has_input == Read::Str).then_some(input_buf.as_str());
+                let output = (has_output == Read::Str).then_some(output_buf.as_str());
+                // The message writers scrub as they write (issue 11; core `map_model_scrubbed`), and
+                // record what they copy when an input is not ASCII (its UTF-16 is kept).
+                let scrubber = rules.as_deref().and_then(|r| r.scrubber());
+                let record = !input_units.is_empty() || !output_units.is_empty();
+                let mut attrs = map_model_recorded(input, output, scrubber, record);
+                let sources = [
+                    copies::Source {
+                        utf8: input.unwrap_or(""),
+                        units: input_units,
+                    },
+                    copies::Source {
+                        utf8: output.unwrap_or(""),
+                        units: output_units,
+                    },
+                ];
+                let pieces = std::mem::take(&mut attrs.copies);
+                if skip_input {
+                    attrs.input_messages = None;
+                    attrs.system_instructions = None;
+                }
+                let mut reasons: Option<Vec<Scalar<'_>>> = None;
+                if let Some(raws) = &attrs.finish_reasons {
+                    let mut list = Vec::new();
+                    if list.try_reserve_exact(raws.len()).is_err() {
+                        return OUT_OF_MEMORY;
+                    }
+                    list.extend(raws.iter().map(|raw| Scalar::of(raw)));
+                    reasons = Some(list);
+                }
+                let input_tokens = attrs.input_tokens.map(Scalar::of);
+                let output_tokens = attrs.output_tokens.map(Scalar::of);
+                let compound = reasons
+                    .iter()
+                    .flatten()
+                    .chain(input_tokens.iter())
+                    .chain(output_tokens.iter());
+                if compound.into_iter().any(|s| matches!(s, Scalar::Json(_))) {
+                    return attrs.problems | problem::NEEDS_JS;
+                }
+                let mut problems = attrs.problems;
+                // Content control (issue 11): the processor's mapper's rules, when given.
+                let rules = rules.as_deref();
+                if rules.is_some_and(|r| !r.captures()) {
+                    problems &= !(problem::INPUT_SHAPE | problem::OUTPUT_SHAPE);
+                }
+                let mut written = content::Written::default();
+                let messages = [
+                    (c"gen_ai.input.messages", attrs.input_messages.take()),
+                    (
+                        c"gen_ai.system_instructions",
+                        attrs.system_instructions.take(),
+                    ),
+                    (c"gen_ai.output.messages", attrs.output_messages.take()),
+                ];
+                for ((key, value), copied) in messages.into_iter().zip(&pieces) {
+                    if let Some(s) = value {
+                        problems |= content::write(
+                            &call,
+                            rules,
+                            key,
+                            Cow::Owned(s),
+                            scrubber.is_some(),
+                            &mut written,
+                            copies::Pieces {
+                                copies: copied,
+                                sources: &sources,
+                            },
+                        );
+                    }
+                }
+                problems |= content::finish(&call, &written);
+                if let Some(reasons) = &reasons {
+                    problems |= call.set_list(c"gen_ai.response.finish_reasons", reasons);
+                }
+                if let Some(v) = &input_tokens {
+                    problems |= call.set_scalar(c"gen_ai.usage.input_tokens", v);
+                }
+                if let Some(v) = &output_tokens {
+                    problems |= call.set_scalar(c"gen_ai.usage.output_tokens", v);
+                }
+                problems
+            })
         })
     }));
     outcome.unwrap_or(problem::PANIC) | call.finish_sink()
@@ -1017,7 +1130,15 @@ fn write_arguments(
 ) -> u32 {
     let key = c"gen_ai.tool.call.arguments";
     match (input, text) {
-        (None, _) => content::write(call, rules, key, Cow::Borrowed("{}"), false, written),
+        (None, _) => content::write(
+            call,
+            rules,
+            key,
+            Cow::Borrowed("{}"),
+            false,
+            written,
+            copies::Pieces::NONE,
+        ),
         (Some(raw), Some(text)) => content::write_original(call, rules, key, text, raw, written),
         // As it is under rules that change nothing; under rules that read values, only a
         // number or a boolean (`text` is the string's when they read it).

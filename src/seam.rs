@@ -8,7 +8,7 @@
 //! state is borrowed only while the pure-Rust core runs (no JavaScript is called then), so a getter
 //! or setter that re-enters `onEnd` finds it free.
 
-use super::{call_with_sink, quiet_panics, raw, sink, with_buffers, Call, Read};
+use super::{call_with_sink, copies, quiet_panics, raw, sink, with_buffers, with_kept, Call, Read};
 use genkit_for_maple_core::problem;
 use genkit_for_maple_core::span::{self, Mode, Options, OtherInput, SpanInput, Status, Value};
 use napi::bindgen_prelude::{FromNapiValue, JsValue, Unknown};
@@ -216,8 +216,18 @@ enum Got {
 /// replaced by U+FFFD. `Threw` when the wrapper says its getter threw; `Absent` for other types;
 /// `TooLarge` above the hand-off size, `OutOfMemory` when a buffer cannot be had: every buffer is
 /// reserved fallibly and exactly (README, Robustness: memory policy).
-fn read_lossy(call: &Call, value: Option<sys::napi_value>, threw: bool, buf: &mut String) -> Got {
+///
+/// `keep`: the string's UTF-16 code units when it is not ASCII and was read as it is (empty
+/// otherwise): the outputs may take their copies' code units from them (`src/copies.rs`).
+fn read_lossy(
+    call: &Call,
+    value: Option<sys::napi_value>,
+    threw: bool,
+    buf: &mut String,
+    keep: &mut Vec<u16>,
+) -> Got {
     buf.clear();
+    keep.clear();
     if threw {
         return Got::Threw;
     }
@@ -226,7 +236,7 @@ fn read_lossy(call: &Call, value: Option<sys::napi_value>, threw: bool, buf: &mu
     };
     // The processor's reader (lib.rs `Call::read_string`: Latin-1 for ASCII, a reused UTF-16
     // buffer otherwise); a string with a lone surrogate is read again, lossily.
-    match call.read_string(value, buf) {
+    match call.read_string_keeping(value, buf, keep) {
         Read::Str => Got::Str,
         Read::Absent => Got::Absent,
         Read::TooLarge => Got::TooLarge,
@@ -632,127 +642,165 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
         let span_id = hex_arg::<8>(call.env, Some(span_id));
         let parent_span_id = hex_arg::<8>(call.env, Some(parent_span_id));
         with_buffers(|input_buf, output_buf| {
-            let got_input = read_lossy(&call, Some(input), threw & 1 != 0, input_buf);
-            let got_output = read_lossy(&call, Some(output), threw & 2 != 0, output_buf);
-            for got in [&got_input, &got_output] {
-                match got {
-                    // The JavaScript side maps the span (its reference mapping: the value is
-                    // not copied again to normalise it).
-                    Got::TooLarge => return problem::NEEDS_JS | problem::TOO_LARGE,
-                    Got::OutOfMemory => return problem::NEEDS_JS | problem::OUT_OF_MEMORY,
-                    _ => {}
+            with_kept(|input_units, output_units| {
+                let got_input =
+                    read_lossy(&call, Some(input), threw & 1 != 0, input_buf, input_units);
+                let got_output = read_lossy(
+                    &call,
+                    Some(output),
+                    threw & 2 != 0,
+                    output_buf,
+                    output_units,
+                );
+                // A lossy read changed the text: its units are not the text's.
+                if matches!(got_input, Got::Lossy) {
+                    input_units.clear();
                 }
-            }
-            let mut threw = 0;
-            if matches!(got_input, Got::Threw) {
-                threw |= problem::ATTRIBUTE_TYPE | problem::INPUT_NOT_JSON;
-            }
-            if matches!(got_output, Got::Threw) {
-                threw |= problem::ATTRIBUTE_TYPE | problem::OUTPUT_NOT_JSON;
-            }
-            let input = SpanInput {
-                subtype: Some(subtype),
-                name,
-                input: matches!(got_input, Got::Str | Got::Lossy).then_some(input_buf.as_str()),
-                // Only a tool span reads it (its arguments); a getter that threw gave nothing.
-                other_input: match (&got_input, subtype) {
-                    (Got::Absent, "tool" | "tool.v2") => other_input(call.env, input),
-                    _ => None,
-                },
-                output: matches!(got_output, Got::Str | Got::Lossy).then_some(output_buf.as_str()),
-                conversation_id: None,
-                status: Status::from_code(status),
-                exception_type: exception_type.as_deref(),
-                exception_stacktrace: exception_stacktrace.as_deref(),
-                trace_id,
-                span_id,
-                parent_span_id,
-                end_time_unix_nano: end_time(end_seconds, end_nanos),
-            };
-            // The state is borrowed only while the pure-Rust core runs; a re-entrant call
-            // (a getter that ends a span) finds it borrowed only if it re-enters from here,
-            // which cannot happen: no JavaScript runs inside `map`.
-            let Some(mut mapper) = try_lock(&inner) else {
-                return problem::NEEDS_JS;
-            };
-            let mut mapped = mapper.map(&input);
-            let holds = if mapper.holds_tool_calls() {
-                TOOL_CALL_STATE
-            } else {
-                0
-            };
-            drop(mapper);
-            if matches!(got_input, Got::Threw) {
-                // Absent-and-broken, as the reference path treats it: no input messages.
-                mapped.attributes.retain(|(k, _)| {
-                    *k != "gen_ai.input.messages" && *k != "gen_ai.system_instructions"
-                });
-            }
-            if mapped.problems & problem::NEEDS_JS != 0
-                || mapped.attributes.iter().any(|(_, v)| has_json(v))
-            {
-                return mapped.problems | problem::NEEDS_JS | holds;
-            }
-            let mut problems = mapped.problems | threw | holds;
-            // The arguments read as they are: a value that is all of one (a tool's arguments, a
-            // JSON result as written) is written as the JavaScript value itself, which the sink
-            // names as the call's argument (no string made, no element set).
-            let exact = [
-                (
-                    matches!(got_input, Got::Str),
-                    input_buf.as_str(),
-                    arguments[0],
-                ),
-                (
-                    matches!(got_output, Got::Str),
-                    output_buf.as_str(),
-                    arguments[1],
-                ),
-            ];
-            for (key, value) in mapped.attributes {
-                // Numbers and booleans go into the sink as they are (no JavaScript value).
-                if let (Some(sink), Some((kind, number))) = (&call.sink, sink_scalar(&value)) {
-                    if sink.put(key.as_bytes(), kind, number, ptr::null_mut()) {
-                        continue;
+                if matches!(got_output, Got::Lossy) {
+                    output_units.clear();
+                }
+                for got in [&got_input, &got_output] {
+                    match got {
+                        // The JavaScript side maps the span (its reference mapping: the value is
+                        // not copied again to normalise it).
+                        Got::TooLarge => return problem::NEEDS_JS | problem::TOO_LARGE,
+                        Got::OutOfMemory => return problem::NEEDS_JS | problem::OUT_OF_MEMORY,
+                        _ => {}
                     }
                 }
-                // A one-element list of a short ASCII string (stop sequences, a finish reason
-                // outside the sink's table): a range of the sink's text, made a list by the
-                // wrapper.
-                if let Value::Array(items) = &value {
-                    if let [Value::Str(text)] = items.as_slice() {
-                        if call.put_text_list(key.as_bytes(), text) {
-                            continue;
-                        }
-                    }
+                let mut threw = 0;
+                if matches!(got_input, Got::Threw) {
+                    threw |= problem::ATTRIBUTE_TYPE | problem::INPUT_NOT_JSON;
                 }
-                if let Value::Str(text) = &value {
-                    let whole = exact.iter().find(|(read, buf, _)| {
-                        *read && buf.len() == text.len() && ptr::eq(buf.as_ptr(), text.as_ptr())
-                    });
-                    if let Some((_, _, raw)) = whole {
-                        if set(&call, key, *raw) {
-                            continue;
-                        }
-                    }
-                    // Short ASCII strings as ranges of the sink's one text (no string made for
-                    // each).
-                    if call.put_text(key.as_bytes(), text) {
-                        continue;
-                    }
+                if matches!(got_output, Got::Threw) {
+                    threw |= problem::ATTRIBUTE_TYPE | problem::OUTPUT_NOT_JSON;
                 }
-                // An owned string may become an external string (no copy into V8's heap).
-                let made = match value {
-                    Value::Str(Cow::Owned(text)) => {
-                        call.string_owned(text).unwrap_or(ptr::null_mut())
-                    }
-                    other => js_value(&call, &other),
+                let input = SpanInput {
+                    subtype: Some(subtype),
+                    name,
+                    input: matches!(got_input, Got::Str | Got::Lossy).then_some(input_buf.as_str()),
+                    // Only a tool span reads it (its arguments); a getter that threw gave nothing.
+                    other_input: match (&got_input, subtype) {
+                        (Got::Absent, "tool" | "tool.v2") => other_input(call.env, input),
+                        _ => None,
+                    },
+                    output: matches!(got_output, Got::Str | Got::Lossy)
+                        .then_some(output_buf.as_str()),
+                    conversation_id: None,
+                    status: Status::from_code(status),
+                    exception_type: exception_type.as_deref(),
+                    exception_stacktrace: exception_stacktrace.as_deref(),
+                    trace_id,
+                    span_id,
+                    parent_span_id,
+                    end_time_unix_nano: end_time(end_seconds, end_nanos),
+                    // The writers record their copies when an input's UTF-16 is kept.
+                    record_copies: !input_units.is_empty() || !output_units.is_empty(),
                 };
-                if !set(&call, key, made) {
-                    problems |= problem::ATTRIBUTE_TYPE;
+                // The state is borrowed only while the pure-Rust core runs; a re-entrant call
+                // (a getter that ends a span) finds it borrowed only if it re-enters from here,
+                // which cannot happen: no JavaScript runs inside `map`.
+                let Some(mut mapper) = try_lock(&inner) else {
+                    return problem::NEEDS_JS;
+                };
+                let mut mapped = mapper.map(&input);
+                let holds = if mapper.holds_tool_calls() {
+                    TOOL_CALL_STATE
+                } else {
+                    0
+                };
+                drop(mapper);
+                if matches!(got_input, Got::Threw) {
+                    // Absent-and-broken, as the reference path treats it: no input messages.
+                    mapped.attributes.retain(|(k, _)| {
+                        *k != "gen_ai.input.messages" && *k != "gen_ai.system_instructions"
+                    });
                 }
-            }
-            problems
+                if mapped.problems & problem::NEEDS_JS != 0
+                    || mapped.attributes.iter().any(|(_, v)| has_json(v))
+                {
+                    return mapped.problems | problem::NEEDS_JS | holds;
+                }
+                let mut problems = mapped.problems | threw | holds;
+                let sources = [
+                    copies::Source {
+                        utf8: input.input.unwrap_or(""),
+                        units: input_units,
+                    },
+                    copies::Source {
+                        utf8: input.output.unwrap_or(""),
+                        units: output_units,
+                    },
+                ];
+                let mut recorded = std::mem::take(&mut mapped.copies);
+                // The arguments read as they are: a value that is all of one (a tool's arguments, a
+                // JSON result as written) is written as the JavaScript value itself, which the sink
+                // names as the call's argument (no string made, no element set).
+                let exact = [
+                    (
+                        matches!(got_input, Got::Str),
+                        input_buf.as_str(),
+                        arguments[0],
+                    ),
+                    (
+                        matches!(got_output, Got::Str),
+                        output_buf.as_str(),
+                        arguments[1],
+                    ),
+                ];
+                for (key, value) in mapped.attributes {
+                    // Numbers and booleans go into the sink as they are (no JavaScript value).
+                    if let (Some(sink), Some((kind, number))) = (&call.sink, sink_scalar(&value)) {
+                        if sink.put(key.as_bytes(), kind, number, ptr::null_mut()) {
+                            continue;
+                        }
+                    }
+                    // A one-element list of a short ASCII string (stop sequences, a finish reason
+                    // outside the sink's table): a range of the sink's text, made a list by the
+                    // wrapper.
+                    if let Value::Array(items) = &value {
+                        if let [Value::Str(text)] = items.as_slice() {
+                            if call.put_text_list(key.as_bytes(), text) {
+                                continue;
+                            }
+                        }
+                    }
+                    if let Value::Str(text) = &value {
+                        let whole = exact.iter().find(|(read, buf, _)| {
+                            *read && buf.len() == text.len() && ptr::eq(buf.as_ptr(), text.as_ptr())
+                        });
+                        if let Some((_, _, raw)) = whole {
+                            if set(&call, key, *raw) {
+                                continue;
+                            }
+                        }
+                        // Short ASCII strings as ranges of the sink's one text (no string made for
+                        // each).
+                        if call.put_text(key.as_bytes(), text) {
+                            continue;
+                        }
+                    }
+                    // An owned string may become an external string (no copy into V8's heap).
+                    let made = match value {
+                        Value::Str(Cow::Owned(text)) => {
+                            let copied = match recorded.iter().position(|(k, _)| *k == key) {
+                                Some(i) => recorded.swap_remove(i).1,
+                                None => Vec::new(),
+                            };
+                            let pieces = copies::Pieces {
+                                copies: &copied,
+                                sources: &sources,
+                            };
+                            call.string_owned(text, pieces).unwrap_or(ptr::null_mut())
+                        }
+                        other => js_value(&call, &other),
+                    };
+                    if !set(&call, key, made) {
+                        problems |= problem::ATTRIBUTE_TYPE;
+                    }
+                }
+                problems
+            })
         })
     }));
     outcome.unwrap_or(problem::PANIC) | call.finish_sink()

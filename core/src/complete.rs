@@ -16,7 +16,7 @@
 
 use crate::cost::PriceCache;
 use crate::genkit::{raw, ArrayShape, Candidate, Fields, Media, Message, Part, Raw, Shape};
-use crate::mapping::finish_content;
+use crate::mapping::finish_recorded;
 use crate::mapping::{problem, Scalar};
 use crate::out::{Out, OutOfMemory};
 use crate::pairing::{tool_requests_in, ToolRequest};
@@ -571,10 +571,11 @@ fn map_model<'a>(
     if let Some(text) = span.input {
         match serde_json::from_str::<Shape<Request<'a>>>(text) {
             Ok(Shape::Object(request)) => {
-                map_input_messages(request.messages.as_ref(), Some(text), out, scrubber);
+                let record = span.record_copies;
+                map_input_messages(request.messages.as_ref(), Some(text), out, scrubber, record);
                 map_request(&request, out);
             }
-            Ok(_) => map_input_messages(None, None, out, scrubber),
+            Ok(_) => map_input_messages(None, None, out, scrubber, false),
             Err(_) => {
                 out.problems |= parse_failure(text, problem::INPUT_NOT_JSON);
                 if out.problems & problem::NEEDS_JS != 0 {
@@ -583,7 +584,7 @@ fn map_model<'a>(
             }
         }
     } else {
-        map_input_messages(None, None, out, scrubber);
+        map_input_messages(None, None, out, scrubber, false);
     }
 
     // Output: messages, finish reasons, tokens, cost, response id and model.
@@ -613,7 +614,7 @@ fn map_model<'a>(
     let raw_meta = object(&response.raw);
     let custom_meta = object(&response.custom);
     let refused = [raw_meta, custom_meta].into_iter().flatten().any(refusal);
-    map_answers(&response, text, refused, out, scrubber);
+    map_answers(&response, text, refused, out, scrubber, span.record_copies);
 
     let raw_usage = raw_meta
         .and_then(|m| object(&m.usage))
@@ -669,8 +670,16 @@ fn map_model<'a>(
 /// ([`problem::CONTENT_WITHHELD`]), or flags [`problem::OUT_OF_MEMORY`] (with `NEEDS_JS`: the
 /// span goes another way, as the reference mapping does) when a growth failed.
 fn push_json<'a>(out: &mut Mapped<'a>, key: &'static str, text: Out<'_>, scrubbed: bool) {
-    match finish_content(text, &mut out.problems) {
-        Ok(Some(text)) => out.push_written(key, Value::Str(Cow::Owned(text)), scrubbed),
+    let mut copies = Vec::new();
+    match finish_recorded(text, &mut out.problems, &mut copies) {
+        Ok(Some(text)) => {
+            out.push_written(key, Value::Str(Cow::Owned(text)), scrubbed);
+            // Recorded pieces only (none when not recording); losing them costs speed, not the
+            // attribute.
+            if !copies.is_empty() && out.copies.try_reserve(1).is_ok() {
+                out.copies.push((key, copies));
+            }
+        }
         Ok(None) => {}
         Err(OutOfMemory) => out.problems |= problem::OUT_OF_MEMORY | problem::NEEDS_JS,
     }
@@ -683,6 +692,7 @@ fn map_input_messages<'a>(
     source: Option<&str>,
     out: &mut Mapped<'a>,
     scrubber: Option<&Scrubber>,
+    record: bool,
 ) {
     let messages: &[Shape<Message<'a>>] = match messages {
         None | Some(ArrayShape::Null) => &[],
@@ -698,9 +708,12 @@ fn map_input_messages<'a>(
     }
     let (conversation, system_bytes) = sc::messages_bytes(messages);
     let source = SourceScrubber::of(scrubber, source);
-    let mut text = Out::with_hint(conversation).scrubbing(source.as_ref());
-    let mut system =
-        Out::with_hint(if system_bytes > 2 { system_bytes } else { 0 }).scrubbing(source.as_ref());
+    let mut text = Out::with_hint(conversation)
+        .scrubbing(source.as_ref())
+        .recording(record);
+    let mut system = Out::with_hint(if system_bytes > 2 { system_bytes } else { 0 })
+        .scrubbing(source.as_ref())
+        .recording(record);
     text.push('[');
     let mut first_system = true;
     for message in messages {
@@ -754,6 +767,7 @@ fn map_answers<'a>(
     refused: bool,
     out: &mut Mapped<'a>,
     scrubber: Option<&Scrubber>,
+    record: bool,
 ) {
     // ok: at most one entry per candidate kept by the reader.
     let mut answers: Vec<(&Message<'a>, Option<Raw<'a>>)> = Vec::new();
@@ -800,7 +814,9 @@ fn map_answers<'a>(
         let hint = answers.iter().fold(2usize, |sum, (m, _)| {
             sum.saturating_add(sc::message_bytes(m))
         });
-        let mut text = Out::with_hint(hint).scrubbing(scrub.as_ref());
+        let mut text = Out::with_hint(hint)
+            .scrubbing(scrub.as_ref())
+            .recording(record);
         if reasons.try_reserve(answers.len()).is_err() {
             out.problems |= problem::OUTPUT_SHAPE;
             return;

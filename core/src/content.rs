@@ -307,6 +307,8 @@ impl Content {
                     dropped: d,
                     capped: c,
                 } => {
+                    // Another text: the pieces recorded of the written one no longer apply.
+                    drop(out.take_copies(key));
                     out.attributes[i].1 = Value::Str(Cow::Owned(value));
                     dropped += d;
                     if c && n_capped < capped.len() {
@@ -318,6 +320,7 @@ impl Content {
                 Filtered::Withheld(flags) => {
                     out.problems |= flags;
                     out.attributes.remove(i);
+                    drop(out.take_copies(key));
                 }
             }
         }

@@ -203,6 +203,8 @@ pub fn map_span(mapper: &mut Mapper, span: &mut Span, handoff_units: usize) -> F
             parent_span_id: span.parent_span_id.as_slice().try_into().ok(),
             // The processor passes `span.endTime`; the request holds it converted the same way.
             end_time_unix_nano: Some(span.end_time_unix_nano),
+            // The request's strings are UTF-8 already.
+            record_copies: false,
         };
         let mapped = match (mode, agent) {
             // Flows and agents in complete mode take the processor's JavaScript fast path, which

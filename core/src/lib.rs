@@ -37,7 +37,8 @@ pub mod semconv;
 pub mod span;
 
 pub use mapping::{
-    map_model, map_model_scrubbed, map_tool_result, problem, ModelAttributes, Scalar, ToolResult,
+    map_model, map_model_recorded, map_model_scrubbed, map_tool_result, problem, ModelAttributes,
+    Scalar, ToolResult,
 };
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 use crate::genkit::{
     ArrayShape, Candidate, GenerateRequest, GenerateResponse, Message, Raw, Shape,
 };
-use crate::out::{try_push, Out, OutOfMemory};
+use crate::out::{try_push, Copied, Out, OutOfMemory};
 use crate::scrub::{Scrubber, SourceScrubber};
 use crate::semconv::{
     check_message, check_messages, message_bytes, messages_bytes, raw_is_str, raw_is_truthy,
@@ -80,6 +80,10 @@ pub struct ModelAttributes<'a> {
     pub output_tokens: Option<Raw<'a>>,
     /// [`problem`] flags.
     pub problems: u32,
+    /// The pieces of `input_messages`, `system_instructions` and `output_messages` copied from
+    /// `genkit:input` / `genkit:output` ([`Copied`]), when the mapping recorded them
+    /// ([`map_model_recorded`]); empty otherwise.
+    pub copies: [Vec<Copied>; 3],
 }
 
 /// Maps a model span. `input` and `output` are the `genkit:input` / `genkit:output` attribute
@@ -111,10 +115,21 @@ pub fn map_model_scrubbed<'a>(
     output: Option<&'a str>,
     scrubber: Option<&Scrubber>,
 ) -> ModelAttributes<'a> {
+    map_model_recorded(input, output, scrubber, false)
+}
+
+/// [`map_model_scrubbed`], and with `record` the pieces of the three message attributes copied
+/// from `input` / `output` ([`ModelAttributes::copies`]): the same attributes either way.
+pub fn map_model_recorded<'a>(
+    input: Option<&'a str>,
+    output: Option<&'a str>,
+    scrubber: Option<&Scrubber>,
+    record: bool,
+) -> ModelAttributes<'a> {
     let mut attrs = ModelAttributes::default();
-    map_input(input, &mut attrs, scrubber);
+    map_input(input, &mut attrs, scrubber, record);
     if let Some(output) = output {
-        map_output(output, &mut attrs, scrubber);
+        map_output(output, &mut attrs, scrubber, record);
     }
     if attrs.problems & problem::NEEDS_JS != 0 {
         // The JavaScript mapping redoes the whole span: write nothing here.
@@ -142,21 +157,26 @@ fn parse_failure(text: &str, not_json: u32) -> u32 {
 /// A written content attribute: `Ok(Some(text))`, `Ok(None)` when a value in it could not be
 /// scrubbed (`problems` gains [`problem::CONTENT_WITHHELD`]: left out, never unscrubbed), `Err`
 /// when an allocation failed otherwise.
-pub(crate) fn finish_content(
+/// The pieces the output recorded ([`Out::recording`]) are put into `copies`.
+pub(crate) fn finish_recorded(
     out: Out<'_>,
     problems: &mut u32,
+    copies: &mut Vec<Copied>,
 ) -> Result<Option<String>, OutOfMemory> {
     if out.withheld() {
         *problems |= problem::CONTENT_WITHHELD;
         return Ok(None);
     }
-    out.finish().map(Some)
+    let (text, pieces) = out.finish_with_copies()?;
+    *copies = pieces;
+    Ok(Some(text))
 }
 
 fn map_input<'a>(
     input: Option<&'a str>,
     attrs: &mut ModelAttributes<'a>,
     scrubber: Option<&Scrubber>,
+    record: bool,
 ) {
     let parsed = match input {
         None => None,
@@ -183,9 +203,12 @@ fn map_input<'a>(
     }
     let (conversation, system_bytes) = messages_bytes(messages);
     let source = SourceScrubber::of(scrubber, input);
-    let mut out = Out::with_hint(conversation).scrubbing(source.as_ref());
-    let mut system =
-        Out::with_hint(if system_bytes > 2 { system_bytes } else { 0 }).scrubbing(source.as_ref());
+    let mut out = Out::with_hint(conversation)
+        .scrubbing(source.as_ref())
+        .recording(record);
+    let mut system = Out::with_hint(if system_bytes > 2 { system_bytes } else { 0 })
+        .scrubbing(source.as_ref())
+        .recording(record);
     let mut first_message = true;
     let mut first_system_part = true;
     out.push('[');
@@ -213,9 +236,10 @@ fn map_input<'a>(
         system.push(']');
     }
     let mut problems = 0;
+    let [input_copies, system_copies, _] = &mut attrs.copies;
     match (
-        finish_content(out, &mut problems),
-        finish_content(system, &mut problems),
+        finish_recorded(out, &mut problems, input_copies),
+        finish_recorded(system, &mut problems, system_copies),
     ) {
         (Ok(out), Ok(system)) => {
             attrs.problems |= problems;
@@ -228,7 +252,12 @@ fn map_input<'a>(
     }
 }
 
-fn map_output<'a>(output: &'a str, attrs: &mut ModelAttributes<'a>, scrubber: Option<&Scrubber>) {
+fn map_output<'a>(
+    output: &'a str,
+    attrs: &mut ModelAttributes<'a>,
+    scrubber: Option<&Scrubber>,
+    record: bool,
+) {
     let response = match serde_json::from_str::<Shape<GenerateResponse<'a>>>(output) {
         Ok(Shape::Object(response)) => response,
         Ok(_) => return,
@@ -242,12 +271,13 @@ fn map_output<'a>(output: &'a str, attrs: &mut ModelAttributes<'a>, scrubber: Op
     match answer(&response.message) {
         Some(Ok(m)) => {
             let source = SourceScrubber::of(scrubber, Some(output));
-            let mut out =
-                Out::with_hint(message_bytes(m).saturating_add(2)).scrubbing(source.as_ref());
+            let mut out = Out::with_hint(message_bytes(m).saturating_add(2))
+                .scrubbing(source.as_ref())
+                .recording(record);
             out.push('[');
             write_message(&mut out, m, response.finish_reason);
             out.push(']');
-            match finish_content(out, &mut attrs.problems) {
+            match finish_recorded(out, &mut attrs.problems, &mut attrs.copies[2]) {
                 Ok(out) => attrs.output_messages = out,
                 Err(OutOfMemory) => attrs.problems |= OUT_OF_MEMORY_FLAGS,
             }
@@ -256,8 +286,13 @@ fn map_output<'a>(output: &'a str, attrs: &mut ModelAttributes<'a>, scrubber: Op
         None => {
             if let Some(ArrayShape::Array(candidates)) = &response.candidates {
                 let source = SourceScrubber::of(scrubber, Some(output));
-                let written =
-                    map_candidates(candidates, attrs, &mut finish_reasons, source.as_ref());
+                let written = map_candidates(
+                    candidates,
+                    attrs,
+                    &mut finish_reasons,
+                    source.as_ref(),
+                    record,
+                );
                 if written.is_err() {
                     attrs.problems |= OUT_OF_MEMORY_FLAGS;
                 }
@@ -295,6 +330,7 @@ fn map_candidates<'a>(
     attrs: &mut ModelAttributes<'a>,
     finish_reasons: &mut Option<Vec<Raw<'a>>>,
     scrub: Option<&SourceScrubber<'_>>,
+    record: bool,
 ) -> Result<(), OutOfMemory> {
     let hint = candidates.iter().fold(2usize, |sum, c| match c {
         Shape::Object(Candidate {
@@ -303,7 +339,7 @@ fn map_candidates<'a>(
         }) => sum.saturating_add(message_bytes(m)),
         _ => sum,
     });
-    let mut out = Out::with_hint(hint).scrubbing(scrub);
+    let mut out = Out::with_hint(hint).scrubbing(scrub).recording(record);
     let mut reasons = Vec::new();
     let mut wrote = false;
     out.push('[');
@@ -330,7 +366,8 @@ fn map_candidates<'a>(
         }
     }
     out.push(']');
-    let Some(out) = finish_content(out, &mut attrs.problems)? else {
+    let mut copies = Vec::new();
+    let Some(out) = finish_recorded(out, &mut attrs.problems, &mut copies)? else {
         // Withheld: the finish reasons are not content and are still written.
         if wrote && !reasons.is_empty() {
             *finish_reasons = Some(reasons);
@@ -339,6 +376,7 @@ fn map_candidates<'a>(
     };
     if wrote {
         attrs.output_messages = Some(out);
+        attrs.copies[2] = copies;
         if !reasons.is_empty() {
             *finish_reasons = Some(reasons);
         }

@@ -22,6 +22,27 @@ impl From<TryReserveError> for OutOfMemory {
     }
 }
 
+/// A piece of an output that [`Out::push_str`] copied from a text outside the output (a JSON
+/// value as written in Genkit's `genkit:input` / `genkit:output`, say), recorded when the output
+/// [records copies](Out::recording): `len` bytes at byte offset `at` of the output are the `len`
+/// bytes at address `src` in the text they came from. The address is never dereferenced here:
+/// the caller holds the source texts and finds which one `src` lies in (the napi binding builds a
+/// UTF-16 output from a source's UTF-16 code units this way, instead of transcoding the copy; it
+/// checks every piece against the source before it relies on it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Copied {
+    /// Byte offset in the output.
+    pub at: usize,
+    /// Address of the first copied byte in its source text.
+    pub src: usize,
+    /// Bytes copied.
+    pub len: usize,
+}
+
+/// Pieces shorter than this are not recorded ([`Out::recording`]): their bookkeeping would cost
+/// more than transcoding them.
+pub const MIN_COPIED: usize = 32;
+
 /// A UTF-8 text buffer whose growth never aborts. Growth is amortised (`try_reserve` doubles), so
 /// appending costs the same as with `String`. `'s`: the scrubber it may carry.
 #[derive(Debug, Default)]
@@ -36,6 +57,10 @@ pub struct Out<'s> {
     /// Scrubbing a value failed (an allocation): the output is failed and must be left out,
     /// not written unscrubbed ([`Out::withheld`]).
     withheld: bool,
+    /// Whether pushed pieces of at least [`MIN_COPIED`] bytes are recorded in `copies`.
+    record: bool,
+    /// The recorded pieces, in output order, adjacent pieces of one source joined.
+    copies: Vec<Copied>,
 }
 
 impl<'s> Out<'s> {
@@ -66,6 +91,7 @@ impl<'s> Out<'s> {
     }
 
     /// Appends `s`; once an allocation has failed, does nothing.
+    #[inline]
     pub fn push_str(&mut self, s: &str) {
         if self.failed {
             return;
@@ -78,7 +104,40 @@ impl<'s> Out<'s> {
             self.text = String::new();
             return;
         }
+        if self.record && s.len() >= MIN_COPIED && self.record_copy(s).is_err() {
+            self.failed = true;
+            self.text = String::new();
+            return;
+        }
         self.text.push_str(s);
+    }
+
+    /// Records `s`, about to be appended, as a [`Copied`] piece (joined to the last one when it
+    /// continues it in both the output and the source).
+    #[inline(never)]
+    fn record_copy(&mut self, s: &str) -> Result<(), OutOfMemory> {
+        let (at, src) = (self.text.len(), s.as_ptr() as usize);
+        if let Some(last) = self.copies.last_mut() {
+            if last.at + last.len == at && last.src.wrapping_add(last.len) == src {
+                last.len += s.len();
+                return Ok(());
+            }
+        }
+        try_push(
+            &mut self.copies,
+            Copied {
+                at,
+                src,
+                len: s.len(),
+            },
+        )
+    }
+
+    /// This output, recording the pieces of at least [`MIN_COPIED`] bytes that are appended
+    /// ([`Copied`], [`Out::finish_with_copies`]) when `on`.
+    pub fn recording(mut self, on: bool) -> Out<'s> {
+        self.record = on;
+        self
     }
 
     /// This output, scrubbing with `scrubber` the values copied from the source text it was made
@@ -179,6 +238,16 @@ impl<'s> Out<'s> {
             Ok(self.text)
         }
     }
+
+    /// The text and the pieces recorded ([`Out::recording`]; empty when not recording), or
+    /// [`OutOfMemory`] when any write failed.
+    pub fn finish_with_copies(self) -> Result<(String, Vec<Copied>), OutOfMemory> {
+        if self.failed {
+            Err(OutOfMemory)
+        } else {
+            Ok((self.text, self.copies))
+        }
+    }
 }
 
 /// `vec.push(item)` whose growth never aborts.
@@ -220,6 +289,36 @@ mod tests {
         out.push_str("g");
         assert!(out.is_empty());
         assert_eq!(out.finish(), Err(OutOfMemory));
+    }
+
+    #[test]
+    fn recording_keeps_the_long_pieces_and_joins_adjacent_ones() {
+        let source = format!("{}{}", "a".repeat(40), "é".repeat(20));
+        let mut out = Out::new().recording(true);
+        out.push('[');
+        out.push_str("short"); // under MIN_COPIED: not recorded
+        out.push_str(&source[..40]);
+        out.push_str(&source[40..]); // continues the previous piece in both texts
+        out.push_str(&"b".repeat(MIN_COPIED)); // another text
+        out.push(']');
+        let (text, copies) = out.finish_with_copies().unwrap();
+        let base = source.as_ptr() as usize;
+        assert_eq!(copies.len(), 2);
+        assert_eq!(
+            copies[0],
+            Copied {
+                at: 6,
+                src: base,
+                len: source.len()
+            }
+        );
+        assert_eq!(&text[6..6 + source.len()], source);
+        assert_eq!(copies[1].at, 6 + source.len());
+        assert_eq!(copies[1].len, MIN_COPIED);
+        // Not recording: none.
+        let mut out = Out::new();
+        out.push_str(&source);
+        assert!(out.finish_with_copies().unwrap().1.is_empty());
     }
 
     #[test]

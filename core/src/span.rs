@@ -122,6 +122,11 @@ pub struct SpanInput<'a> {
     /// the JavaScript SDK's `span.endTime` HrTime). Complete mode prices the call at that time
     /// (rule 2: prices change over time); `None`: priced at the time of mapping.
     pub end_time_unix_nano: Option<u64>,
+    /// Complete mode: record which pieces of the message attributes are copied from `input` /
+    /// `output` ([`Mapped::copies`]; the attributes are the same either way). For a caller that
+    /// holds the sources in another form too (the napi binding builds UTF-16 outputs from the
+    /// sources' UTF-16 instead of transcoding them).
+    pub record_copies: bool,
 }
 
 impl<'a> SpanInput<'a> {
@@ -226,6 +231,10 @@ pub struct Mapped<'a> {
     /// The content attributes whose values the writers scrubbed as they wrote them (bits of
     /// [`crate::content::content_bit`]): the content rules only cap these.
     pub scrubbed: u8,
+    /// With [`SpanInput::record_copies`]: per message attribute written as the writers wrote it,
+    /// the pieces of its string copied from `genkit:input` / `genkit:output`
+    /// ([`crate::out::Copied`]). An attribute the content rules changed or left out has none.
+    pub copies: Vec<(&'static str, Vec<crate::out::Copied>)>,
 }
 
 impl<'a> Mapped<'a> {
@@ -234,6 +243,15 @@ impl<'a> Mapped<'a> {
             attributes: Vec::with_capacity(24), // ok: a constant; the keys this module writes are under 40
             problems: 0,
             scrubbed: 0,
+            copies: Vec::new(),
+        }
+    }
+
+    /// The recorded pieces of `key`'s string ([`Mapped::copies`]), taken out; empty when none.
+    pub fn take_copies(&mut self, key: &str) -> Vec<crate::out::Copied> {
+        match self.copies.iter().position(|(k, _)| *k == key) {
+            Some(i) => self.copies.swap_remove(i).1,
+            None => Vec::new(),
         }
     }
 
@@ -477,6 +495,7 @@ pub(crate) fn needs_js<'a>(problems: u32) -> Mapped<'a> {
         attributes: Vec::new(),
         problems: problems | problem::NEEDS_JS,
         scrubbed: 0,
+        copies: Vec::new(),
     }
 }
 

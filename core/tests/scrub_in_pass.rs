@@ -259,6 +259,7 @@ fn owned(m: Mapped<'_>) -> Mapped<'static> {
         attributes: m.attributes.into_iter().map(|(k, v)| (k, own(v))).collect(),
         problems: m.problems,
         scrubbed: 0,
+        copies: Vec::new(),
     }
 }
 
