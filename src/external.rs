@@ -76,15 +76,32 @@ struct Api {
 
 /// The host's external-string functions, looked up once per process; `None` when the host has
 /// not both, or `GENKIT_FOR_MAPLE_EXTERNAL_STRINGS` is `0`.
+/// Looked up by [`init`], when the addon is loaded (on the thread that loads it, before any
+/// JavaScript of the app can change the environment from another thread), or at first use.
 fn api() -> Option<&'static Api> {
     static API: OnceLock<Option<Api>> = OnceLock::new();
     API.get_or_init(|| {
         if std::env::var_os("GENKIT_FOR_MAPLE_EXTERNAL_STRINGS").is_some_and(|v| v == "0") {
             return None;
         }
-        lookup()
+        let api = lookup()?;
+        // A string's finalizer is this addon's code, and V8 may call it after the Node.js
+        // environment that loaded the addon is gone: a worker's external strings are disposed
+        // when its isolate is deleted, after Node has unloaded the addons the worker loaded
+        // (`dlclose`, `FreeLibrary`). Pinned, the image stays mapped until the process exits
+        // (napi-rs: `GetModuleHandleExW(PIN)` on Windows, a `dlopen(RTLD_NOLOAD)` reference
+        // elsewhere; Linux builds are also linked `-z nodelete`). Found by the review of this
+        // module: a C addon without the pin crashed at a worker's exit.
+        napi::bindgen_prelude::retain_current_module_for_unload_safety();
+        Some(api)
     })
     .as_ref()
+}
+
+/// Looks the functions up and reads the switch now (see [`api`]); called when the addon is
+/// registered.
+pub(crate) fn init() {
+    let _ = api();
 }
 
 /// Looks both functions up among the symbols the host process exports.
@@ -97,14 +114,20 @@ fn lookup() -> Option<Api> {
     // declare (node_api.h, Node-API 10); the symbols are functions of the host executable, which
     // stays loaded for the life of the process, so the copied function pointers never dangle
     // (the library handle itself may be dropped: it only counts a reference to the host).
+    // Each symbol is read as an optional function pointer: `dlsym` may answer a null address
+    // without an error, which is then `None` (a null non-optional function pointer would be
+    // undefined behaviour).
     unsafe {
         let latin1 = *host
-            .get::<CreateLatin1>(b"node_api_create_external_string_latin1\0")
+            .get::<Option<CreateLatin1>>(b"node_api_create_external_string_latin1\0")
             .ok()?;
         let utf16 = *host
-            .get::<CreateUtf16>(b"node_api_create_external_string_utf16\0")
+            .get::<Option<CreateUtf16>>(b"node_api_create_external_string_utf16\0")
             .ok()?;
-        Some(Api { latin1, utf16 })
+        Some(Api {
+            latin1: latin1?,
+            utf16: utf16?,
+        })
     }
 }
 
@@ -128,6 +151,21 @@ fn adjust(env: sys::napi_env, bytes: i64) {
     unsafe { sys::napi_adjust_external_memory(env, bytes, &mut total) };
 }
 
+/// Clears an exception a failed create call may have left pending (a runtime that throws rather
+/// than answering a status), so that no later napi call, and no finalizer Node.js runs during a
+/// collection (it reports a pending exception as uncaught), finds one.
+fn clear_exception(env: sys::napi_env) {
+    let mut pending = false;
+    // SAFETY: live `env` of the current call; valid out-pointers; clearing is a no-op when no
+    // exception is pending.
+    unsafe {
+        if sys::napi_is_exception_pending(env, &mut pending) == sys::Status::napi_ok && pending {
+            let mut error = std::ptr::null_mut();
+            sys::napi_get_and_clear_last_exception(env, &mut error);
+        }
+    }
+}
+
 /// The bytes of a buffer of `capacity` elements of `T`, as V8 is told of them ([`adjust`]).
 fn bytes_of<T>(capacity: usize) -> i64 {
     i64::try_from(capacity.saturating_mul(std::mem::size_of::<T>())).unwrap_or(i64::MAX)
@@ -135,7 +173,11 @@ fn bytes_of<T>(capacity: usize) -> i64 {
 
 /// The finalizer of a [`latin1`] string: frees the `Vec<u8>` whose pointer is `data` and whose
 /// capacity is `hint`, and takes its bytes off V8's count ([`adjust`]). Never unwinds (it only
-/// deallocates and updates a counter).
+/// deallocates and updates a counter). Node.js 20 calls it while V8 collects the string, on the
+/// isolate's thread, possibly inside another napi call of this addon that allocated (a string
+/// creation): so it touches no thread-local state, and it relies on no exception being left
+/// pending by this addon (every failed napi call clears its exception at once), which Node.js
+/// would report from the collection as uncaught.
 unsafe extern "C" fn free_bytes(env: sys::napi_env, data: *mut c_void, hint: *mut c_void) {
     // SAFETY: Node-API calls this once, with `data` = the `str` given to the create call (the
     // pointer of a `Vec<u8>` that `latin1` gave up) and `hint` = its capacity: the parts of that
@@ -188,11 +230,15 @@ pub(crate) fn latin1(env: sys::napi_env, bytes: Vec<u8>) -> Result<sys::napi_val
             &mut copied,
         )
     };
-    if status == sys::Status::napi_ok && !out.is_null() {
+    if status == sys::Status::napi_ok {
+        // The buffer is the string's (or, copied, already freed by the finalizer), whatever
+        // `out` holds: never taken back. A null `out` (no conforming runtime gives one) makes
+        // the caller's write fail.
         return Ok(out);
     }
     // No string was made and the finalizer will not run (module docs): the buffer is ours again.
     adjust(env, -bytes_of::<u8>(capacity));
+    clear_exception(env);
     Err(std::mem::ManuallyDrop::into_inner(bytes))
 }
 
@@ -223,10 +269,12 @@ pub(crate) fn utf16(env: sys::napi_env, units: Vec<u16>) -> Result<sys::napi_val
             &mut copied,
         )
     };
-    if status == sys::Status::napi_ok && !out.is_null() {
+    if status == sys::Status::napi_ok {
+        // As in `latin1`: the buffer is the string's.
         return Ok(out);
     }
     // No string was made and the finalizer will not run: the buffer is ours again.
     adjust(env, -bytes_of::<u16>(capacity));
+    clear_exception(env);
     Err(std::mem::ManuallyDrop::into_inner(units))
 }

@@ -130,6 +130,8 @@ type RawCallback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) 
 /// fail, which the wrapper answers with the pure-JS mapping (js/load.js).
 #[napi(module_exports)]
 pub fn register_entries(exports: Object<'_>, env: Env) -> napi::Result<()> {
+    // External strings are looked up now, on the thread that loads the addon (src/external.rs).
+    crate::external::init();
     for &(name, callback) in ENTRIES {
         let mut function = ptr::null_mut();
         // SAFETY: live `env` of the module's initialisation; `name` is NUL-terminated and its
