@@ -151,7 +151,7 @@ fn one_pass_utf8_to_utf16(src: &str, dst: &mut Vec<u16>, limit: usize) -> Result
 /// # Safety
 /// `dst` must be valid for writing `simdutf::utf16_length_from_utf8(src)` code units (or more)
 /// and must not overlap `src`.
-unsafe fn convert_utf8_to_utf16(src: &str, dst: *mut u16) -> usize {
+pub(crate) unsafe fn convert_utf8_to_utf16(src: &str, dst: *mut u16) -> usize {
     // SAFETY: `src` is readable for `src.len()` bytes; `dst` has room for the result (the
     // caller's contract); they do not overlap.
     let written = unsafe { simdutf::convert_utf8_to_utf16(src.as_ptr(), src.len(), dst) };
