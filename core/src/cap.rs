@@ -195,7 +195,7 @@ fn top_level_elements(json: &str) -> Result<Vec<(usize, usize)>, CapError> {
                 if depth == 1 && start.is_none() {
                     start = Some(i);
                 }
-                i = literal_end(b, i);
+                i = crate::jsonstr::literal_end(b, i);
                 last_end = i;
                 continue;
             }
@@ -247,14 +247,14 @@ fn is_system(message: &str) -> bool {
     while i < b.len() {
         match b[i] {
             b'"' => {
-                let end = literal_end(b, i);
+                let end = crate::jsonstr::literal_end(b, i);
                 if depth == 1 && &message[i..end] == "\"role\"" {
                     let mut j = end;
                     while j < b.len() && (b[j].is_ascii_whitespace() || b[j] == b':') {
                         j += 1;
                     }
                     let value_end = if b.get(j) == Some(&b'"') {
-                        literal_end(b, j)
+                        crate::jsonstr::literal_end(b, j)
                     } else {
                         j
                     };
@@ -270,19 +270,6 @@ fn is_system(message: &str) -> bool {
         i += 1;
     }
     false
-}
-
-/// The end (after the closing quote) of the string literal starting at `start`.
-fn literal_end(b: &[u8], start: usize) -> usize {
-    let mut i = start + 1;
-    while i < b.len() {
-        match b[i] {
-            b'\\' => i += 2,
-            b'"' => return i + 1,
-            _ => i += 1,
-        }
-    }
-    b.len()
 }
 
 /// Caps any JSON value to `max` bytes by shortening its string values (not keys), longest first:
@@ -301,7 +288,7 @@ pub fn cap_json(json: &str, max: usize) -> Result<Capped<'_>, CapError> {
             i += 1;
             continue;
         }
-        let end = literal_end(b, i);
+        let end = crate::jsonstr::literal_end(b, i);
         let mut j = end;
         while j < b.len() && b[j].is_ascii_whitespace() {
             j += 1;
