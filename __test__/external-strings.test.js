@@ -167,3 +167,37 @@ test("a worker that ends with external strings alive (exit and terminate) leaves
   assert.ok(p.isNative)
   assert.ok(attrs["gen_ai.input.messages"].length > 100000)
 })
+
+test("the addon loaded only in a worker that exits with external strings alive: the process survives", () => {
+  // V8 finalizes a worker's external strings when its isolate is deleted, after Node.js has
+  // unloaded the addons the worker loaded (dlclose / FreeLibrary): the addon pins its image
+  // before its first external string (src/external.rs), so the finalizer's code is still there.
+  const script = `
+    const { Worker } = require("node:worker_threads")
+    const body = ${JSON.stringify(`
+      const { parentPort } = require("node:worker_threads")
+      const { GenkitForMaple } = require(${JSON.stringify(root)})
+      const { modelSpan } = require(${JSON.stringify(synth)})
+      const p = new GenkitForMaple({ mode: "reference" })
+      globalThis.kept = []
+      for (let i = 0; i < 4; i++) {
+        const attrs = modelSpan(300000, i % 2 ? "multi" : "ascii")
+        p.onEnd({ name: "googleai/gemini-2.5-flash", attributes: attrs })
+        globalThis.kept.push(attrs)
+      }
+      parentPort.postMessage(p.isNative)
+    `)}
+    let runs = 0
+    function once() {
+      const w = new Worker(body, { eval: true })
+      w.once("message", (native) => { if (!native) { console.error("not native"); process.exit(3) } })
+      w.once("exit", () => {
+        globalThis.gc()
+        if (++runs < 3) once()
+        else setTimeout(() => { globalThis.gc(); process.stdout.write(JSON.stringify({ runs })) }, 50)
+      })
+    }
+    once()
+  `
+  assert.deepStrictEqual(child(script, {}, ["--expose-gc"]), { runs: 3 })
+})
