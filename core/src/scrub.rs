@@ -902,32 +902,148 @@ impl<'s> SourceScrubber<'s> {
 
 /// The prefilter: the needles of every [`DEFAULT_PATTERNS`] entry, matched ignoring ASCII case.
 /// Aho-Corasick's case-insensitive automaton has no vectorised searcher (about 300 MB/s on prose);
-/// here the text is lower-cased a chunk at a time into a stack buffer and searched for the
-/// lower-cased needles by the crate's packed (Teddy, SIMD) searcher, several GB/s. The same
-/// matches: ASCII case folding of the text and the needles. Where Teddy is not available (no
-/// SSSE3/NEON), the case-insensitive automaton.
+/// here the text is lower-cased a chunk at a time into a buffer and searched by the crate's packed
+/// (Teddy, SIMD) searcher for [`FINGERPRINTS`], a tail of each needle; at each fingerprint hit the
+/// needles ending with it are compared with the text, ignoring ASCII case. The hits are those of
+/// the needles themselves: a needle occurs exactly where its fingerprint occurs `back` bytes after
+/// its start and the bytes before match. Where Teddy is not available (no SSSE3/NEON), the
+/// case-insensitive automaton over the needles.
 #[derive(Debug, Clone)]
 struct Needles {
     packed: Option<aho_corasick::packed::Searcher>,
     automaton: AhoCorasick,
-    /// The longest needle in bytes (chunks overlap by one less).
+    /// The needles, lower-cased, without those that hold another (a hit's needle is an index here).
+    needles: Vec<String>,
+    /// Per pattern of `packed` (a fingerprint): the needles ending with it, each with how many
+    /// bytes before the fingerprint it starts.
+    ends: Vec<Vec<(usize, usize)>>,
+    /// The most bytes any needle starts before its fingerprint (below [`PENDING`]).
+    lag: usize,
+    /// The longest fingerprint in bytes (chunks overlap by one less).
+    longest_print: usize,
+    /// The longest needle in bytes.
     longest: usize,
-    /// Per needle (after removing those that hold another): the patterns a hit of it may belong
-    /// to, each with how many bytes before the hit its match may start ([`Pattern::lead`] plus
-    /// where the needle sits in the pattern's own needle that holds it).
+    /// Per needle: the patterns a hit of it may belong to, each with how many bytes before the hit
+    /// its match may start ([`Pattern::lead`] plus where the needle sits in the pattern's own
+    /// needle that holds it).
     candidates: Vec<Vec<(usize, usize)>>,
 }
 
+/// What Teddy searches for: one tail of each needle (each needle's fingerprint is the longest
+/// entry it ends with; a needle ending with none would be its own), lower-cased. Why tails, and
+/// why this order:
+///
+/// - Teddy tests the first 3 bytes of each pattern (its shortest, `sk-`, has 3) with nibble masks
+///   and verifies the candidates. A needle's own first 3 bytes are common English (`acc`ess,
+///   `ses`sion, `ref`erence, `sec`ond, `aut`hor, `abi`lity); its tail's often are not (`_to`ken,
+///   `hor`ization, `e_s`k_), and the 4 kinds of token key share 2 tails (`_token`, `-token`).
+///   Every tail holds a byte other than a letter, or is the whole needle, or is 6 letters long or
+///   more: a short tail such as `token` or `iza` would be a hit of its own in ordinary prose.
+/// - 32 patterns at most is "slim" Teddy (32 bytes a step, 8 buckets); more is "fat" (16 bytes).
+/// - aho-corasick 1.1 puts the pattern of index `i` into bucket `7 - i % 8` unless an earlier one
+///   has the same low nibbles in the tested bytes (then into that one's bucket), and a bucket's
+///   masks accept every mix of its patterns' nibbles. The order gives the buckets
+///   `{sk- secret -begin}`, `{hu_ hr_ xox xapp-}`, `{akia asia api_key api-key apikey}`,
+///   `{_token -token ntoken eyj}`, ...: chosen by simulating the masks over 4 MB of English
+///   technical text (licences, Node.js and Rust documentation, git release notes; not the
+///   benchmark's) for the fewest candidates, so that common trigrams such as `ast`, `sch` or `the`
+///   pass no bucket. Another crate version may bucket them otherwise: only the speed changes.
+///
+/// `tests::fingerprints_cover_every_needle` checks the list against the needles.
+const FINGERPRINTS: &[&str] = &[
+    "akia",
+    "horization",
+    "a3t",
+    "sk-",
+    "hu_",
+    "bearer",
+    "acca",
+    "_token",
+    "asia",
+    "htoken",
+    "b_pat_",
+    "secret",
+    "hr_",
+    "aiza",
+    "ghp_",
+    "-token",
+    "api_key",
+    "ho_",
+    "e_sk_",
+    "-begin",
+    "xox",
+    "abia",
+    "ghs_",
+    "ntoken",
+    "api-key",
+    "apikey",
+    "e_pk_",
+    "access-token",
+    "xapp-",
+    "accesstoken",
+    "hooks.slack.com",
+    "eyj",
+];
+
 /// Bytes lower-cased and searched at a time.
 const CHUNK: usize = 4096;
+
+/// Needle hits found and not yet reported, at most: [`Needles::lag`] is below it.
+const PENDING: usize = 16;
 
 thread_local! {
     /// The lower-cased chunk of [`Needles::each_hit`], one per thread.
     static CHUNK_BUFFER: std::cell::RefCell<[u8; CHUNK]> = const { std::cell::RefCell::new([0; CHUNK]) };
 }
 
+/// The needle hits of [`Needles::walk`] found but not yet reported (a hit found later may start
+/// before them), sorted by start: `(start, needle)`.
+struct Pending {
+    hits: [(usize, usize); PENDING],
+    len: usize,
+}
+
+impl Pending {
+    /// Adds a hit. Room: every hit held starts within the [`Needles::lag`] bytes before the
+    /// fingerprint hit being checked or at it, and no two at the same offset (no needle is a prefix
+    /// of another), so at most `lag + 1 <= PENDING` are held ([`Needles::walk`]).
+    fn insert(&mut self, hit: (usize, usize)) {
+        let mut i = self.len;
+        while i > 0 && self.hits[i - 1].0 > hit.0 {
+            self.hits[i] = self.hits[i - 1];
+            i -= 1;
+        }
+        self.hits[i] = hit;
+        self.len += 1;
+    }
+
+    /// Reports, in order, the held hits that start before `end`, until `f` returns an error.
+    fn report_before<E>(
+        &mut self,
+        end: usize,
+        f: &mut impl FnMut((usize, usize)) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let k = self.hits[..self.len]
+            .iter()
+            .take_while(|h| h.0 < end)
+            .count();
+        for &hit in &self.hits[..k] {
+            f(hit)?;
+        }
+        self.hits.copy_within(k..self.len, 0);
+        self.len -= k;
+        Ok(())
+    }
+}
+
 impl Needles {
     fn new() -> Result<Needles, String> {
+        Needles::with_fingerprints(FINGERPRINTS)
+    }
+
+    /// The needles with Teddy searching for the longest of `listed` each needle ends with (its
+    /// own text when none; `&[]`: every needle its own fingerprint), `listed`'s order first.
+    fn with_fingerprints(listed: &[&str]) -> Result<Needles, String> {
         let mut needles: Vec<String> = Vec::new(); // ok: a few dozen constants
         for n in DEFAULT_PATTERNS.iter().flat_map(|p| p.needles.iter()) {
             let n = n.to_ascii_lowercase();
@@ -937,8 +1053,7 @@ impl Needles {
         }
         // A needle holding another is redundant (`sk-ant-` holds `sk-`): a text holds it only
         // where it holds the shorter one, inside the same span. Without such pairs, no two
-        // needles start at the same offset and the earliest-ending hit is also the leftmost, so
-        // searching again from one past each hit finds every occurrence ([`Needles::each_hit`]).
+        // needles start at the same offset.
         let all = needles.clone();
         needles.retain(|n| !all.iter().any(|m| m != n && n.contains(m.as_str())));
         let candidates = needles
@@ -963,16 +1078,25 @@ impl Needles {
             .match_kind(aho_corasick::MatchKind::LeftmostFirst)
             .build(&needles)
             .map_err(|e| e.to_string())?;
+        let (prints, ends) = match fingerprints(&needles, listed) {
+            Some(found) => found,
+            // The list does not fit the needles (a test says it does): each needle its own.
+            None => fingerprints(&needles, &[]).ok_or("needles that hold each other")?,
+        };
         let packed = aho_corasick::packed::Config::new()
             .match_kind(aho_corasick::packed::MatchKind::LeftmostFirst)
             .builder()
-            .extend(&needles)
+            .extend(&prints)
             .build();
-        let longest = needles.iter().map(|n| n.len()).max().unwrap_or(1);
+        let lag = ends.iter().flatten().map(|&(_, back)| back).max();
         Ok(Needles {
             packed,
             automaton,
-            longest,
+            lag: lag.unwrap_or(0),
+            longest_print: prints.iter().map(|n| n.len()).max().unwrap_or(1),
+            longest: needles.iter().map(|n| n.len()).max().unwrap_or(1),
+            needles,
+            ends,
             candidates,
         })
     }
@@ -1019,6 +1143,12 @@ impl Needles {
     }
 
     /// [`Needles::each_hit`] with Teddy, `buf.len()` bytes lower-cased at a time.
+    ///
+    /// Teddy reports every fingerprint occurrence once, in order (searching again from one past
+    /// each: no fingerprint is a prefix of another, so none hides another at the same offset). A
+    /// needle found at fingerprint hit `q` starts at `q - lag` or later, so it is reported once
+    /// the search has passed `start + lag` with no fingerprint hit before it: at the next
+    /// fingerprint hit past that, or when a search bounded to end there finds none.
     fn walk<E>(
         &self,
         packed: &aho_corasick::packed::Searcher,
@@ -1028,6 +1158,11 @@ impl Needles {
         mut f: impl FnMut((usize, usize)) -> Result<(), E>,
     ) -> Result<(), E> {
         let n = buf.len();
+        let overlap = (self.longest_print - 1).min(n / 2);
+        let mut pending = Pending {
+            hits: [(0, 0); PENDING],
+            len: 0,
+        };
         let mut at = from; // the chunk's start
         let mut next = from; // the first offset not searched yet
         while at < text.len() {
@@ -1038,22 +1173,98 @@ impl Needles {
                 *to = c.to_ascii_lowercase();
             }
             while next < end {
-                let span = aho_corasick::Span::from(next - at..lower.len());
-                let Some(m) = packed.find_in(&*lower, span) else {
-                    break;
+                // With a hit held, search only as far as deciding it: a fingerprint starting at
+                // `first + lag` or before ends by `first + lag + longest_print`.
+                let limit = match pending.len {
+                    0 => end,
+                    _ => end.min(pending.hits[0].0 + self.lag + self.longest_print),
                 };
-                f((at + m.start(), m.pattern().as_usize()))?;
-                next = at + m.start() + 1;
+                let span = aho_corasick::Span::from(next - at..limit - at);
+                let Some(m) = packed.find_in(&*lower, span) else {
+                    if limit == end {
+                        break;
+                    }
+                    // No fingerprint starts in `next..=first + lag`: the held hits up to
+                    // `first` are final.
+                    next = limit + 1 - self.longest_print;
+                    pending.report_before(next - self.lag, &mut f)?;
+                    continue;
+                };
+                let q = at + m.start();
+                // Every needle hit still to be found starts at `q - lag` or later.
+                pending.report_before(q.saturating_sub(self.lag), &mut f)?;
+                for &(needle, back) in &self.ends[m.pattern().as_usize()] {
+                    let Some(start) = q.checked_sub(back) else {
+                        continue;
+                    };
+                    let needle_text = self.needles[needle].as_bytes();
+                    let holds = text
+                        .get(start..start + needle_text.len())
+                        .is_some_and(|t| t.eq_ignore_ascii_case(needle_text));
+                    if start >= from && holds {
+                        pending.insert((start, needle));
+                    }
+                }
+                next = q + 1;
             }
             if end == text.len() {
                 break;
             }
-            // A needle cut by the chunk's end starts in the overlap, searched again next chunk.
-            at = end - (self.longest - 1).min(n / 2);
+            // A fingerprint cut by the chunk's end starts in the overlap, searched again next
+            // chunk.
+            at = end - overlap;
             next = next.max(at);
         }
-        Ok(())
+        pending.report_before(usize::MAX, &mut f)
     }
+}
+
+/// The fingerprints of `needles` (lower-cased, none holding another) from `listed`
+/// ([`Needles::with_fingerprints`]) and, per fingerprint, the needles ending with it and how far
+/// before it they start; `None` when one fingerprint would be a prefix of another (Teddy would
+/// report only one of them where both occur) or a needle would start [`PENDING`] bytes or more
+/// before its fingerprint.
+#[allow(clippy::type_complexity)]
+fn fingerprints(
+    needles: &[String],
+    listed: &[&str],
+) -> Option<(Vec<String>, Vec<Vec<(usize, usize)>>)> {
+    let own: Vec<String> = needles
+        .iter()
+        .map(|n| {
+            let tail = listed
+                .iter()
+                .filter(|t| !t.is_empty() && n.ends_with(**t))
+                .max_by_key(|t| t.len());
+            tail.map_or_else(|| n.clone(), |t| t.to_string())
+        })
+        .collect();
+    let mut prints: Vec<String> = Vec::new(); // ok: at most one per needle
+    for p in listed
+        .iter()
+        .map(|t| t.to_string())
+        .chain(own.iter().cloned())
+    {
+        if own.contains(&p) && !prints.contains(&p) {
+            prints.push(p);
+        }
+    }
+    let prefix = prints
+        .iter()
+        .any(|a| prints.iter().any(|b| a != b && b.starts_with(a.as_str())));
+    if prefix {
+        return None;
+    }
+    let mut ends = vec![Vec::new(); prints.len()];
+    for (needle, (n, p)) in needles.iter().zip(&own).enumerate() {
+        let back = n.len() - p.len();
+        if back >= PENDING {
+            return None;
+        }
+        let i = prints.iter().position(|q| q == p)?;
+        ends[i].push((needle, back));
+    }
+    Some((prints, ends))
 }
 
 /// Whether `bytes` holds a backslash followed by `u` anywhere (a JSON `\u` escape, or an escaped
@@ -1612,6 +1823,358 @@ mod tests {
             .collect();
         assert!(text.len() > 3 * CHUNK);
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn fingerprints_cover_every_needle() {
+        let needles = Needles::new().unwrap(); // ok: test code
+                                               // Every listed fingerprint is one needle's, in the listed order: Teddy gets the list as
+                                               // written (its buckets follow the order), with no needle its own fingerprint.
+        let (prints, ends) = fingerprints(&needles.needles, FINGERPRINTS).unwrap(); // ok: test code
+        assert_eq!(prints, FINGERPRINTS);
+        assert_eq!(ends, needles.ends);
+        assert!(prints.len() <= 32, "slim Teddy");
+        assert_eq!(needles.longest_print, needles.longest);
+        for (p, list) in prints.iter().zip(&ends) {
+            assert_eq!(*p, p.to_ascii_lowercase());
+            for &(n, back) in list {
+                let needle = &needles.needles[n];
+                assert_eq!(&needle[back..], p.as_str());
+                // A tail holds a byte other than a letter, or is the whole needle, or is six
+                // letters or more (see FINGERPRINTS).
+                assert!(
+                    back == 0 || p.bytes().any(|c| !c.is_ascii_alphabetic()) || p.len() >= 6,
+                    "{needle}: {p}"
+                );
+            }
+        }
+        assert_eq!(
+            ends.iter().map(Vec::len).sum::<usize>(),
+            needles.needles.len()
+        );
+        assert_eq!(needles.lag, 7, "session_token after _token");
+        assert!(needles.lag < PENDING);
+        // Without the list, each needle is its own fingerprint (the prefilter before the list).
+        let plain = Needles::with_fingerprints(&[]).unwrap(); // ok: test code
+        assert_eq!(plain.lag, 0);
+        assert_eq!(plain.ends.len(), plain.needles.len());
+        // A list that does not fit (a fingerprint the prefix of another) is not used.
+        let (prints, _) = fingerprints(&needles.needles, &["sk-", "ho_", "ho_o"]).unwrap(); // ok: test code
+        assert!(prints.contains(&"ho_".to_string()) && !prints.contains(&"ho_o".to_string()));
+        assert!(fingerprints(&needles.needles, &["ho_", "gho_"]).is_some());
+        assert!(fingerprints(&needles.needles, &["e_", "e_sk_"]).is_some());
+        assert!(fingerprints(&["abcd".into(), "xbc".into()], &["bc", "bcd"]).is_none());
+    }
+
+    /// Every start where a needle occurs in `text` (ASCII case ignored) at or after `from`, with the
+    /// needle's index.
+    fn naive_hits(needles: &Needles, text: &[u8], from: usize) -> Vec<(usize, usize)> {
+        let mut hits = Vec::new();
+        for s in from..text.len() {
+            for (i, n) in needles.needles.iter().enumerate() {
+                if text[s..].len() >= n.len()
+                    && text[s..s + n.len()].eq_ignore_ascii_case(n.as_bytes())
+                {
+                    hits.push((s, i));
+                }
+            }
+        }
+        hits
+    }
+
+    #[test]
+    fn fingerprint_hits_are_the_needle_hits() {
+        // Texts made of needles (in mixed case), their fingerprints and the heads before them,
+        // words that hold a fingerprint or a needle's start, separators and non-ASCII text,
+        // some around a chunk end: the fingerprint search reports every needle occurrence, in
+        // order, with its needle, as each needle's own search (the prefilter before the list)
+        // and a search at every offset do; from any offset and stopping at any hit.
+        let needles = Needles::new().unwrap(); // ok: test code
+        let plain = Needles::with_fingerprints(&[]).unwrap(); // ok: test code
+        assert!(
+            needles.packed.is_some() && plain.packed.is_some(),
+            "Teddy on this CPU"
+        );
+        let mut fragments: Vec<String> = Vec::new();
+        for n in &needles.needles {
+            fragments.push(n.clone());
+            for k in 1..n.len() {
+                fragments.push(n[..k].to_string());
+                fragments.push(n[k..].to_string());
+            }
+        }
+        for w in [
+            "token",
+            "tokens",
+            "_tokens",
+            "max_tokens",
+            "horizon",
+            "organization",
+            "access",
+            "session",
+            "sessions",
+            "secretary",
+            "ghost",
+            "maple",
+            "maple_",
+            "apis",
+            "keys",
+            "the weather in paris",
+            "forecast",
+            "schedule",
+            "availability",
+            "reference",
+            "booking",
+            "ability",
+            "asian",
+            "akin",
+            "github",
+            "hooks",
+            "slack",
+            ".com",
+            "begin",
+            "-----",
+            "xo",
+            "ey",
+            "a3",
+            "sk",
+            "--",
+            "__",
+            "_",
+            "-",
+            " ",
+            "\n",
+            "\"",
+            ":",
+            "=",
+            "q",
+            "7",
+            "é",
+            "東京",
+            "😀",
+            "ſ",
+            "\u{212A}",
+        ] {
+            fragments.push(w.to_string());
+        }
+        let mut state = 0x2545f4914f6cdd1du64;
+        let mut next = |n: usize| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as usize % n
+        };
+        for case in 0..20_000 {
+            let mut text = String::new();
+            if case % 8 == 0 {
+                // Around the end of the first or second chunk.
+                let k = 1 + next(2);
+                text.push_str(&"q".repeat(k * CHUNK - 24 * k + next(48)));
+            }
+            if case % 5 == 0 {
+                // Needles packed together, overlapping (`akia3t`, `session_tokenaccess-token`).
+                for _ in 0..2 + next(40) {
+                    text.push_str(&needles.needles[next(needles.needles.len())]);
+                }
+            }
+            for _ in 0..1 + next(40) {
+                let f = &fragments[next(fragments.len())];
+                let flipped: String = f
+                    .chars()
+                    .map(|c| match next(3) {
+                        0 => c.to_ascii_uppercase(),
+                        _ => c,
+                    })
+                    .collect();
+                text.push_str(&flipped);
+            }
+            let bytes = text.as_bytes();
+            let collect = |n: &Needles, from: usize| {
+                let mut got = Vec::new();
+                n.each_hit(bytes, from, |hit| {
+                    got.push(hit);
+                    Ok::<(), ()>(())
+                })
+                .unwrap(); // ok: test code
+                got
+            };
+            let from = match next(3) {
+                0 => next(bytes.len() + 1),
+                _ => 0,
+            };
+            let want = naive_hits(&needles, bytes, from);
+            assert_eq!(collect(&needles, from), want, "{text:?} from {from}");
+            assert_eq!(collect(&plain, from), want, "{text:?} from {from}");
+            // Stopping at the k-th hit.
+            let stop = next(want.len() + 1);
+            let mut seen = Vec::new();
+            let stopped = needles.each_hit(bytes, from, |hit| {
+                if seen.len() == stop {
+                    return Err(hit);
+                }
+                seen.push(hit);
+                Ok(())
+            });
+            assert_eq!(&seen[..], &want[..stop.min(want.len())]);
+            assert_eq!(stopped.err(), want.get(stop).copied());
+            assert_eq!(
+                needles.find(bytes, from),
+                want.first().map(|h| h.0),
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_fingerprint_prefilter_scrubs_as_each_needles_own_search() {
+        // Every public entry of a scrubber, with the fingerprint prefilter and with each needle
+        // its own fingerprint (the prefilter before the list): the same results, borrowed or
+        // owned alike, on JSON made of credential keys and their look-alikes (`api__key`,
+        // `aws_session__token`, `sessionToken`), secrets, needles and fingerprints.
+        let new = s();
+        let old = Scrubber {
+            prefilter: Needles::with_fingerprints(&[]).unwrap(), // ok: test code
+            ..new.clone()
+        };
+        const KEYS: &[&str] = &[
+            "text",
+            "note",
+            "api_key",
+            "api__key",
+            "API-KEY",
+            "apiKey",
+            "x-api-key",
+            "aws_session_token",
+            "aws_session__token",
+            "aws-session-token",
+            "sessionToken",
+            "session_token_id",
+            "authorization",
+            "Proxy-Authorization",
+            "client_secret",
+            "clientSecret",
+            "access_token",
+            "access__token",
+            "accesstoken",
+            "refresh-token",
+            "refreshToken",
+            "secretAccessKey",
+            "aws_secret_access_key",
+            "maple_sk_key",
+            "max_tokens",
+            "token",
+            "\\u0061pi_key",
+        ];
+        const VALUES: &[&str] = &[
+            "sk-4f9aQ2bX7cD1eF3gH5iJ6kL8mN0pQ2rS4tU6vW8x",
+            "maple_sk_8f3a2b1c9d0e7f6a5b4c",
+            "maple_pk_live_0a1b2c3d4e5f6789",
+            "AKIAIOSFODNN7EXAMPLE",
+            "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB",
+            "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789ABCD",
+            "Bearer abcDEF123456ghiJKL789",
+            "aws_session_token=AbC123dEf456GhI789jKl012",
+            "refresh_token: AbC123dEf456GhI789jKl012",
+            "api-key=AbC123dEf456GhI789",
+            "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1234\n-----END RSA PRIVATE KEY-----",
+            "https://hooks.slack.com/services/T0000/B0000/XXXXXXXXXXXXXXXX",
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.abcDEF123",
+            "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOp",
+            "the weather in paris, booking reference 42",
+            "session tokens and access to the horizon",
+            "organization authorization: pending",
+            "abcdefghijkl",
+            "short",
+            "東京 😀 café",
+            "a \"quoted\" value\twith a tab",
+        ];
+        let mut state = 0x853c49e6748fea9bu64;
+        let mut next = |n: usize| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as usize % n
+        };
+        for _ in 0..4_000 {
+            let mut json = String::from("{");
+            for i in 0..1 + next(6) {
+                if i > 0 {
+                    json.push(',');
+                }
+                let key = KEYS[next(KEYS.len())];
+                let mut value = String::new();
+                for _ in 0..1 + next(3) {
+                    value.push_str(VALUES[next(VALUES.len())]);
+                    value.push(' ');
+                }
+                let mut value = serde_json::to_string(&value).unwrap(); // ok: test code
+                if next(4) == 0 {
+                    // A `\u` escape: every literal is scanned on its own.
+                    value = value.replace('é', "\\u00e9");
+                }
+                json.push_str(&format!("\"{key}\": {value}"));
+            }
+            json.push('}');
+            let same = |a: &Cow<'_, str>, b: &Cow<'_, str>| {
+                a == b && matches!(a, Cow::Borrowed(_)) == matches!(b, Cow::Borrowed(_))
+            };
+            let (a, b) = (new.json(&json).unwrap(), old.json(&json).unwrap()); // ok: test code
+            assert!(same(&a, &b), "{json}: {a} / {b}");
+            assert_eq!(new.is_clean(&json), old.is_clean(&json));
+            let (sa, sb) = (
+                SourceScrubber::of(Some(&new), Some(&json)),
+                SourceScrubber::of(Some(&old), Some(&json)),
+            );
+            assert_eq!(sa.is_some(), sb.is_some(), "{json}");
+            assert_eq!(
+                sa.as_ref().map(|x| x.hits.clone()),
+                sb.as_ref().map(|x| x.hits.clone())
+            );
+            // Each literal, as a whole, its inside and its text; through the source scrubbers.
+            let bytes = json.as_bytes();
+            let mut i = 0;
+            while let Some(k) = memchr::memchr(b'"', &bytes[i..]) {
+                let start = i + k;
+                let end = literal_end(bytes, start);
+                let literal = &json[start..end];
+                let inner = &json[start + 1..end - 1];
+                let (a, b) = (
+                    new.json_string(literal).unwrap(),
+                    old.json_string(literal).unwrap(),
+                ); // ok: test code
+                assert!(same(&a, &b), "{literal}");
+                let (a, b) = (
+                    new.json_inner(inner).unwrap(),
+                    old.json_inner(inner).unwrap(),
+                ); // ok: test code
+                assert!(same(&a, &b), "{inner}");
+                let (a, b) = (new.text(inner).unwrap(), old.text(inner).unwrap()); // ok: test code
+                assert!(same(&a, &b), "{inner}");
+                assert_eq!(new.is_clean(inner), old.is_clean(inner));
+                if let (Some(x), Some(y)) = (&sa, &sb) {
+                    let (a, b) = (x.json(literal).unwrap(), y.json(literal).unwrap()); // ok: test code
+                    assert!(same(&a, &b), "{literal}");
+                    let (a, b) = (x.json_inner(inner).unwrap(), y.json_inner(inner).unwrap()); // ok: test code
+                    assert!(same(&a, &b), "{inner}");
+                    let (a, b) = (x.text(inner).unwrap(), y.text(inner).unwrap()); // ok: test code
+                    assert!(same(&a, &b), "{inner}");
+                }
+                i = end;
+            }
+        }
+        // The credential-key rule is the needles', not the fingerprints': `api__key` holds no
+        // needle and stays, `aws_session__token` holds `_token` (a fingerprint) and stays too.
+        for json in [
+            r#"{"api__key":"abcdefghijkl"}"#,
+            r#"{"aws_session__token":"abcdefghijkl"}"#,
+        ] {
+            assert!(
+                matches!(new.json(json).unwrap(), Cow::Borrowed(_)),
+                "{json}"
+            ); // ok: test code
+        }
+        let keyed = new.json(r#"{"aws_session_token":"abcdefghijkl"}"#).unwrap(); // ok: test code
+        assert_eq!(keyed, r#"{"aws_session_token":"[REDACTED]"}"#);
     }
 
     #[test]
