@@ -1269,11 +1269,31 @@ fn fingerprints(
 
 /// Whether `bytes` holds a backslash followed by `u` anywhere (a JSON `\u` escape, or an escaped
 /// backslash before a `u`: either way the text is treated as possibly escaped, which only costs
-/// a closer look). One `memchr` pass over the backslashes, which most texts do not hold: for a
-/// short text, far cheaper than setting up a substring search.
+/// a closer look). A `memchr` over the first few backslashes, which most short texts do not hold
+/// (far cheaper there than setting up a substring search); past them, a text with many `\n` and
+/// `\"` escapes (a long prompt) would stop at each, and the rest is searched for `\u` as a whole
+/// ([`UNICODE_ESCAPE`]).
 pub fn has_unicode_escape(bytes: &[u8]) -> bool {
-    memchr::memchr_iter(b'\\', bytes).any(|at| bytes.get(at + 1) == Some(&b'u'))
+    let mut at = 0;
+    for _ in 0..BACKSLASHES_ONE_BY_ONE {
+        let Some(k) = memchr::memchr(b'\\', &bytes[at..]) else {
+            return false;
+        };
+        if bytes.get(at + k + 1) == Some(&b'u') {
+            return true;
+        }
+        at += k + 1;
+    }
+    UNICODE_ESCAPE.find(&bytes[at..]).is_some()
 }
+
+/// Backslashes [`has_unicode_escape`] checks one at a time before searching for `\u`.
+const BACKSLASHES_ONE_BY_ONE: usize = 8;
+
+/// The substring searcher for `\u` of [`has_unicode_escape`], built once (memchr's vectorised
+/// search for the pair of bytes).
+static UNICODE_ESCAPE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\\u"));
 
 /// `ranges` sorted, overlapping and touching ones joined.
 fn merge(mut ranges: Vec<(usize, usize)>) -> Result<Vec<(usize, usize)>, TryReserveError> {
@@ -1424,6 +1444,30 @@ mod tests {
                 has_unicode_escape(text.as_bytes()),
                 text.contains("\\u"),
                 "{text:?}: as a substring search answers"
+            );
+        }
+        // Past the backslashes checked one at a time: texts of `\n`, `\\`, `\"` escapes with a
+        // `\u` (or a backslash then `u`) at every place, or none.
+        let pieces = ["\\n", "\\\\", "\\\"", "ab", "u", "\\", "é", "\\u00e9"];
+        let mut state = 0x9e3779b97f4a7c15u64;
+        let mut next = |n: usize| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as usize % n
+        };
+        for _ in 0..5_000 {
+            // Without `\u` pieces two times in three.
+            let kinds = if next(3) == 0 {
+                pieces.len()
+            } else {
+                pieces.len() - 1
+            };
+            let text: String = (0..next(40)).map(|_| pieces[next(kinds)]).collect();
+            assert_eq!(
+                has_unicode_escape(text.as_bytes()),
+                text.contains("\\u"),
+                "{text:?}"
             );
         }
     }
