@@ -903,24 +903,23 @@ impl<'s> SourceScrubber<'s> {
 /// The prefilter: the needles of every [`DEFAULT_PATTERNS`] entry, matched ignoring ASCII case.
 /// Aho-Corasick's case-insensitive automaton has no vectorised searcher (about 300 MB/s on prose);
 /// here the text is lower-cased a chunk at a time into a buffer and searched by the crate's packed
-/// (Teddy, SIMD) searcher for [`FINGERPRINTS`], a tail of each needle; at each fingerprint hit the
-/// needles ending with it are compared with the text, ignoring ASCII case. The hits are those of
-/// the needles themselves: a needle occurs exactly where its fingerprint occurs `back` bytes after
-/// its start and the bytes before match. Where Teddy is not available (no SSSE3/NEON), the
-/// case-insensitive automaton over the needles.
+/// (Teddy, SIMD) searcher. A text of [`SHORT_TEXT`] bytes or more is searched for
+/// [`FINGERPRINTS`], a tail of each needle, and at each fingerprint hit the needles ending with it
+/// are compared with the text, ignoring ASCII case; a shorter one for the needles themselves
+/// ([`Search`]). Either way the hits are those of the needles: a needle occurs exactly where its
+/// fingerprint occurs `back` bytes after its start and the bytes before match. Where Teddy is not
+/// available (no SSSE3/NEON), the case-insensitive automaton over the needles.
 #[derive(Debug, Clone)]
 struct Needles {
-    packed: Option<aho_corasick::packed::Searcher>,
+    /// For texts of [`SHORT_TEXT`] bytes or more: Teddy over [`FINGERPRINTS`].
+    long: Search,
+    /// For shorter texts: Teddy over the needles themselves (35 patterns: "fat" Teddy), which
+    /// costs less a call there (callgrind, `is_clean` of 18 to 50 bytes of prose: 306-476
+    /// instructions against 432-761 by the fingerprints; even at 56 bytes).
+    short: Search,
     automaton: AhoCorasick,
     /// The needles, lower-cased, without those that hold another (a hit's needle is an index here).
     needles: Vec<String>,
-    /// Per pattern of `packed` (a fingerprint): the needles ending with it, each with how many
-    /// bytes before the fingerprint it starts.
-    ends: Vec<Vec<(usize, usize)>>,
-    /// The most bytes any needle starts before its fingerprint (below [`PENDING`]).
-    lag: usize,
-    /// The longest fingerprint in bytes (chunks overlap by one less).
-    longest_print: usize,
     /// The longest needle in bytes.
     longest: usize,
     /// Per needle: the patterns a hit of it may belong to, each with how many bytes before the hit
@@ -929,6 +928,23 @@ struct Needles {
     candidates: Vec<Vec<(usize, usize)>>,
 }
 
+/// One way of finding the needles with Teddy ([`Needles::walk`]): the patterns it searches for
+/// (fingerprints: tails of the needles, none holding another other than at its end,
+/// [`fingerprints`]) and how a hit of one is a needle hit.
+#[derive(Debug, Clone)]
+struct Search {
+    /// `None` where Teddy is not available.
+    packed: Option<aho_corasick::packed::Searcher>,
+    /// Per pattern of `packed`: the needles ending with it, each with how many bytes before the
+    /// pattern it starts.
+    ends: Vec<Vec<(usize, usize)>>,
+    /// The longest fingerprint in bytes (chunks overlap by one less).
+    longest_print: usize,
+}
+
+/// The length from which a text is searched for [`FINGERPRINTS`] ([`Needles::short`]).
+const SHORT_TEXT: usize = 56;
+
 /// What Teddy searches for: one tail of each needle (each needle's fingerprint is the longest
 /// entry it ends with; a needle ending with none would be its own), lower-cased. Why tails, and
 /// why this order:
@@ -936,9 +952,10 @@ struct Needles {
 /// - Teddy tests the first 3 bytes of each pattern (its shortest, `sk-`, has 3) with nibble masks
 ///   and verifies the candidates. A needle's own first 3 bytes are common English (`acc`ess,
 ///   `ses`sion, `ref`erence, `sec`ond, `aut`hor, `abi`lity); its tail's often are not (`_to`ken,
-///   `hor`ization, `e_s`k_), and the 4 kinds of token key share 2 tails (`_token`, `-token`).
-///   Every tail holds a byte other than a letter, or is the whole needle, or is 6 letters long or
-///   more: a short tail such as `token` or `iza` would be a hit of its own in ordinary prose.
+///   `hor`ization, `e_s`k_), and the token keys spelled with `_` or `-` share two tails
+///   (`_token`, `-token`). Every tail holds a byte other than a letter, or is the whole needle,
+///   or is 6 letters long or more: a short tail such as `token` or `iza` would be a hit of its
+///   own in ordinary prose.
 /// - 32 patterns at most is "slim" Teddy (32 bytes a step, 8 buckets); more is "fat" (16 bytes).
 /// - aho-corasick 1.1 puts the pattern of index `i` into bucket `7 - i % 8` unless an earlier one
 ///   has the same low nibbles in the tested bytes (then into that one's bucket), and a bucket's
@@ -988,52 +1005,9 @@ const FINGERPRINTS: &[&str] = &[
 /// Bytes lower-cased and searched at a time.
 const CHUNK: usize = 4096;
 
-/// Needle hits found and not yet reported, at most: [`Needles::lag`] is below it.
-const PENDING: usize = 16;
-
 thread_local! {
     /// The lower-cased chunk of [`Needles::each_hit`], one per thread.
     static CHUNK_BUFFER: std::cell::RefCell<[u8; CHUNK]> = const { std::cell::RefCell::new([0; CHUNK]) };
-}
-
-/// The needle hits of [`Needles::walk`] found but not yet reported (a hit found later may start
-/// before them), sorted by start: `(start, needle)`.
-struct Pending {
-    hits: [(usize, usize); PENDING],
-    len: usize,
-}
-
-impl Pending {
-    /// Adds a hit. Room: every hit held starts within the [`Needles::lag`] bytes before the
-    /// fingerprint hit being checked or at it, and no two at the same offset (no needle is a prefix
-    /// of another), so at most `lag + 1 <= PENDING` are held ([`Needles::walk`]).
-    fn insert(&mut self, hit: (usize, usize)) {
-        let mut i = self.len;
-        while i > 0 && self.hits[i - 1].0 > hit.0 {
-            self.hits[i] = self.hits[i - 1];
-            i -= 1;
-        }
-        self.hits[i] = hit;
-        self.len += 1;
-    }
-
-    /// Reports, in order, the held hits that start before `end`, until `f` returns an error.
-    fn report_before<E>(
-        &mut self,
-        end: usize,
-        f: &mut impl FnMut((usize, usize)) -> Result<(), E>,
-    ) -> Result<(), E> {
-        let k = self.hits[..self.len]
-            .iter()
-            .take_while(|h| h.0 < end)
-            .count();
-        for &hit in &self.hits[..k] {
-            f(hit)?;
-        }
-        self.hits.copy_within(k..self.len, 0);
-        self.len -= k;
-        Ok(())
-    }
 }
 
 impl Needles {
@@ -1041,8 +1015,9 @@ impl Needles {
         Needles::with_fingerprints(FINGERPRINTS)
     }
 
-    /// The needles with Teddy searching for the longest of `listed` each needle ends with (its
-    /// own text when none; `&[]`: every needle its own fingerprint), `listed`'s order first.
+    /// The needles with Teddy searching a long text for the longest of `listed` each needle ends
+    /// with (its own text when none; `&[]`: every needle its own fingerprint, as a short text
+    /// is searched), `listed`'s order first.
     fn with_fingerprints(listed: &[&str]) -> Result<Needles, String> {
         let mut needles: Vec<String> = Vec::new(); // ok: a few dozen constants
         for n in DEFAULT_PATTERNS.iter().flat_map(|p| p.needles.iter()) {
@@ -1078,25 +1053,15 @@ impl Needles {
             .match_kind(aho_corasick::MatchKind::LeftmostFirst)
             .build(&needles)
             .map_err(|e| e.to_string())?;
-        let (prints, ends) = match fingerprints(&needles, listed) {
-            Some(found) => found,
-            // The list does not fit the needles (a test says it does): each needle its own.
-            None => fingerprints(&needles, &[]).ok_or("needles that hold each other")?,
-        };
-        let packed = aho_corasick::packed::Config::new()
-            .match_kind(aho_corasick::packed::MatchKind::LeftmostFirst)
-            .builder()
-            .extend(&prints)
-            .build();
-        let lag = ends.iter().flatten().map(|&(_, back)| back).max();
+        let short = Search::new(&needles, &[]).ok_or("needles that hold each other")?;
+        // A list that does not fit the needles (a test says it does): each needle its own.
+        let long = Search::new(&needles, listed).unwrap_or_else(|| short.clone());
         Ok(Needles {
-            packed,
+            long,
+            short,
             automaton,
-            lag: lag.unwrap_or(0),
-            longest_print: prints.iter().map(|n| n.len()).max().unwrap_or(1),
             longest: needles.iter().map(|n| n.len()).max().unwrap_or(1),
             needles,
-            ends,
             candidates,
         })
     }
@@ -1115,9 +1080,25 @@ impl Needles {
         &self,
         text: &[u8],
         from: usize,
+        f: impl FnMut((usize, usize)) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let search = if text.len().saturating_sub(from) < SHORT_TEXT {
+            &self.short
+        } else {
+            &self.long
+        };
+        self.each_hit_by(search, text, from, f)
+    }
+
+    /// [`Needles::each_hit`] by `search`.
+    fn each_hit_by<E>(
+        &self,
+        search: &Search,
+        text: &[u8],
+        from: usize,
         mut f: impl FnMut((usize, usize)) -> Result<(), E>,
     ) -> Result<(), E> {
-        let Some(packed) = &self.packed else {
+        let Some(packed) = &search.packed else {
             let mut at = from;
             while at < text.len() {
                 let input = aho_corasick::Input::new(text).range(at..);
@@ -1134,23 +1115,34 @@ impl Needles {
         // destroyed gets a stack buffer.
         let walked = CHUNK_BUFFER.try_with(|buf| {
             let mut buf = buf.try_borrow_mut().ok()?;
-            Some(self.walk(packed, &mut buf[..], text, from, &mut f))
+            Some(self.walk(search, packed, &mut buf[..], text, from, &mut f))
         });
         match walked {
             Ok(Some(result)) => result,
-            _ => self.walk(packed, &mut [0u8; CHUNK], text, from, f),
+            _ => self.walk(search, packed, &mut [0u8; CHUNK], text, from, f),
         }
     }
 
-    /// [`Needles::each_hit`] with Teddy, `buf.len()` bytes lower-cased at a time.
+    /// [`Needles::each_hit`] with Teddy (`packed`, of `search`), `buf.len()` bytes lower-cased at
+    /// a time.
     ///
-    /// Teddy reports every fingerprint occurrence once, in order (searching again from one past
-    /// each: no fingerprint is a prefix of another, so none hides another at the same offset). A
-    /// needle found at fingerprint hit `q` starts at `q - lag` or later, so it is reported once
-    /// the search has passed `start + lag` with no fingerprint hit before it: at the next
-    /// fingerprint hit past that, or when a search bounded to end there finds none.
+    /// Teddy reports the leftmost fingerprint lying inside the searched span; searching again
+    /// from one past each, it reports every fingerprint occurrence once, in order, and at each
+    /// the needles ending with it are compared with the text. Their hits come in order of start
+    /// too, and none is missed at a chunk's end, because no fingerprint holds another other than
+    /// at its end ([`fingerprints`]):
+    ///
+    /// - Two fingerprints starting at one offset would be one the prefix of the other; a
+    ///   fingerprint cut by the chunk's end, with one found after it inside the chunk, would hold
+    ///   that one before its end. So each occurrence is found, once.
+    /// - At most one needle ending with a fingerprint occurs at an occurrence of it: two would end
+    ///   at one offset, the shorter inside the longer (no needle holds another).
+    /// - A needle `B` found at a later fingerprint hit than a needle `A` does not start before
+    ///   `A`: if it did, it would end before `A`'s end (it does not hold `A`), and `A`'s
+    ///   fingerprint, running from before `B`'s to `A`'s end, would hold `B`'s before its own end.
     fn walk<E>(
         &self,
+        search: &Search,
         packed: &aho_corasick::packed::Searcher,
         buf: &mut [u8],
         text: &[u8],
@@ -1158,11 +1150,6 @@ impl Needles {
         mut f: impl FnMut((usize, usize)) -> Result<(), E>,
     ) -> Result<(), E> {
         let n = buf.len();
-        let overlap = (self.longest_print - 1).min(n / 2);
-        let mut pending = Pending {
-            hits: [(0, 0); PENDING],
-            len: 0,
-        };
         let mut at = from; // the chunk's start
         let mut next = from; // the first offset not searched yet
         while at < text.len() {
@@ -1173,36 +1160,24 @@ impl Needles {
                 *to = c.to_ascii_lowercase();
             }
             while next < end {
-                // With a hit held, search only as far as deciding it: a fingerprint starting at
-                // `first + lag` or before ends by `first + lag + longest_print`.
-                let limit = match pending.len {
-                    0 => end,
-                    _ => end.min(pending.hits[0].0 + self.lag + self.longest_print),
-                };
-                let span = aho_corasick::Span::from(next - at..limit - at);
+                let span = aho_corasick::Span::from(next - at..lower.len());
                 let Some(m) = packed.find_in(&*lower, span) else {
-                    if limit == end {
-                        break;
-                    }
-                    // No fingerprint starts in `next..=first + lag`: the held hits up to
-                    // `first` are final.
-                    next = limit + 1 - self.longest_print;
-                    pending.report_before(next - self.lag, &mut f)?;
-                    continue;
+                    break;
                 };
                 let q = at + m.start();
-                // Every needle hit still to be found starts at `q - lag` or later.
-                pending.report_before(q.saturating_sub(self.lag), &mut f)?;
-                for &(needle, back) in &self.ends[m.pattern().as_usize()] {
-                    let Some(start) = q.checked_sub(back) else {
+                for &(needle, back) in &search.ends[m.pattern().as_usize()] {
+                    let Some(start) = q.checked_sub(back).filter(|&s| s >= from) else {
                         continue;
                     };
+                    // A needle that is its own fingerprint (`back` 0) is the one Teddy found.
                     let needle_text = self.needles[needle].as_bytes();
-                    let holds = text
-                        .get(start..start + needle_text.len())
-                        .is_some_and(|t| t.eq_ignore_ascii_case(needle_text));
-                    if start >= from && holds {
-                        pending.insert((start, needle));
+                    let holds = back == 0
+                        || text
+                            .get(start..start + needle_text.len())
+                            .is_some_and(|t| t.eq_ignore_ascii_case(needle_text));
+                    if holds {
+                        f((start, needle))?;
+                        break;
                     }
                 }
                 next = q + 1;
@@ -1212,18 +1187,35 @@ impl Needles {
             }
             // A fingerprint cut by the chunk's end starts in the overlap, searched again next
             // chunk.
-            at = end - overlap;
+            at = end - (search.longest_print - 1).min(n / 2);
             next = next.max(at);
         }
-        pending.report_before(usize::MAX, &mut f)
+        Ok(())
     }
 }
 
-/// The fingerprints of `needles` (lower-cased, none holding another) from `listed`
-/// ([`Needles::with_fingerprints`]) and, per fingerprint, the needles ending with it and how far
-/// before it they start; `None` when one fingerprint would be a prefix of another (Teddy would
-/// report only one of them where both occur) or a needle would start [`PENDING`] bytes or more
-/// before its fingerprint.
+impl Search {
+    /// Teddy over the fingerprints of `needles` (lower-cased, none holding another) from `listed`:
+    /// each needle's is the longest entry it ends with, else the needle itself; the entries of
+    /// `listed` that are some needle's first, in their order. `None` when one fingerprint would
+    /// hold another other than at its end ([`fingerprints`]).
+    fn new(needles: &[String], listed: &[&str]) -> Option<Search> {
+        let (prints, ends) = fingerprints(needles, listed)?;
+        let packed = aho_corasick::packed::Config::new()
+            .match_kind(aho_corasick::packed::MatchKind::LeftmostFirst)
+            .builder()
+            .extend(&prints)
+            .build();
+        Some(Search {
+            packed,
+            ends,
+            longest_print: prints.iter().map(|n| n.len()).max().unwrap_or(1),
+        })
+    }
+}
+
+/// The fingerprints of [`Search::new`] and, per fingerprint, the needles ending with it and how
+/// far before it they start.
 #[allow(clippy::type_complexity)]
 fn fingerprints(
     needles: &[String],
@@ -1249,18 +1241,22 @@ fn fingerprints(
             prints.push(p);
         }
     }
-    let prefix = prints
-        .iter()
-        .any(|a| prints.iter().any(|b| a != b && b.starts_with(a.as_str())));
-    if prefix {
+    // Teddy reports the leftmost fingerprint that lies inside the searched span: one holding
+    // another before its own end (`ho_o` holding `ho_`) would hide it where both occur, or where
+    // a chunk's end cuts the longer one, and needle hits could come out of order
+    // ([`Needles::walk`]). Holding it at the end (`access-token` and `-token`) hides nothing:
+    // the longer one is found first, the other one past it.
+    let hides = prints.iter().any(|a| {
+        prints
+            .iter()
+            .any(|b| a != b && b[..b.len() - 1].contains(a.as_str()))
+    });
+    if hides {
         return None;
     }
     let mut ends = vec![Vec::new(); prints.len()];
     for (needle, (n, p)) in needles.iter().zip(&own).enumerate() {
         let back = n.len() - p.len();
-        if back >= PENDING {
-            return None;
-        }
         let i = prints.iter().position(|q| q == p)?;
         ends[i].push((needle, back));
     }
@@ -1272,7 +1268,7 @@ fn fingerprints(
 /// a closer look). A `memchr` over the first few backslashes, which most short texts do not hold
 /// (far cheaper there than setting up a substring search); past them, a text with many `\n` and
 /// `\"` escapes (a long prompt) would stop at each, and the rest is searched for `\u` as a whole
-/// ([`UNICODE_ESCAPE`]).
+/// (one `memchr::memmem::Finder` for the process).
 pub fn has_unicode_escape(bytes: &[u8]) -> bool {
     let mut at = 0;
     for _ in 0..BACKSLASHES_ONE_BY_ONE {
@@ -1652,7 +1648,7 @@ mod tests {
     fn needles_are_found_in_any_case_across_chunk_ends_as_the_automaton_finds_them() {
         // ok: test code (cfg(test)); the built-in needles always build.
         let needles = Needles::new().unwrap();
-        assert!(needles.packed.is_some(), "Teddy on this CPU");
+        assert!(needles.long.packed.is_some(), "Teddy on this CPU");
         let all: Vec<&str> = DEFAULT_PATTERNS
             .iter()
             .flat_map(|p| p.needles.iter().copied())
@@ -1871,14 +1867,14 @@ mod tests {
 
     #[test]
     fn fingerprints_cover_every_needle() {
+        // Every listed fingerprint is one needle's, in the listed order: Teddy gets the list as
+        // written (its buckets follow the order), with no needle its own fingerprint.
         let needles = Needles::new().unwrap(); // ok: test code
-                                               // Every listed fingerprint is one needle's, in the listed order: Teddy gets the list as
-                                               // written (its buckets follow the order), with no needle its own fingerprint.
         let (prints, ends) = fingerprints(&needles.needles, FINGERPRINTS).unwrap(); // ok: test code
         assert_eq!(prints, FINGERPRINTS);
-        assert_eq!(ends, needles.ends);
+        assert_eq!(ends, needles.long.ends);
         assert!(prints.len() <= 32, "slim Teddy");
-        assert_eq!(needles.longest_print, needles.longest);
+        assert_eq!(needles.long.longest_print, needles.longest);
         for (p, list) in prints.iter().zip(&ends) {
             assert_eq!(*p, p.to_ascii_lowercase());
             for &(n, back) in list {
@@ -1892,22 +1888,32 @@ mod tests {
                 );
             }
         }
-        assert_eq!(
-            ends.iter().map(Vec::len).sum::<usize>(),
-            needles.needles.len()
-        );
-        assert_eq!(needles.lag, 7, "session_token after _token");
-        assert!(needles.lag < PENDING);
-        // Without the list, each needle is its own fingerprint (the prefilter before the list).
-        let plain = Needles::with_fingerprints(&[]).unwrap(); // ok: test code
-        assert_eq!(plain.lag, 0);
-        assert_eq!(plain.ends.len(), plain.needles.len());
-        // A list that does not fit (a fingerprint the prefix of another) is not used.
+        let count = ends.iter().map(Vec::len).sum::<usize>();
+        assert_eq!(count, needles.needles.len());
+        let most = ends.iter().flatten().map(|&(_, back)| back).max();
+        assert_eq!(most, Some(7), "session_token after _token");
+        // Short texts, and the prefilter before the list: each needle its own fingerprint.
+        for plain in [
+            &needles.short,
+            &Needles::with_fingerprints(&[]).unwrap().long, // ok: test code
+        ] {
+            assert_eq!(plain.ends.len(), needles.needles.len());
+            assert!(plain.ends.iter().all(|e| e.len() == 1 && e[0].1 == 0));
+        }
+        // Entries no needle ends with are left out; the longest tail is a needle's.
         let (prints, _) = fingerprints(&needles.needles, &["sk-", "ho_", "ho_o"]).unwrap(); // ok: test code
         assert!(prints.contains(&"ho_".to_string()) && !prints.contains(&"ho_o".to_string()));
-        assert!(fingerprints(&needles.needles, &["ho_", "gho_"]).is_some());
-        assert!(fingerprints(&needles.needles, &["e_", "e_sk_"]).is_some());
-        assert!(fingerprints(&["abcd".into(), "xbc".into()], &["bc", "bcd"]).is_none());
+        let (prints, _) = fingerprints(&needles.needles, &["ho_", "gho_"]).unwrap(); // ok: test code
+        assert!(prints.contains(&"gho_".to_string()) && !prints.contains(&"ho_".to_string()));
+        // A fingerprint holding another other than at its end is refused; at its end is not.
+        let list = |n: &[&str]| n.iter().map(|n| n.to_string()).collect::<Vec<String>>();
+        assert!(fingerprints(&list(&["abcd", "xbc"]), &["bc", "bcd"]).is_none());
+        assert!(fingerprints(&list(&["abcde", "ycd"]), &["bcde", "cd"]).is_none());
+        assert!(fingerprints(
+            &list(&["access-token", "q-token"]),
+            &["-token", "access-token"]
+        )
+        .is_some());
     }
 
     /// Every start where a needle occurs in `text` (ASCII case ignored) at or after `from`, with the
@@ -1936,9 +1942,29 @@ mod tests {
         let needles = Needles::new().unwrap(); // ok: test code
         let plain = Needles::with_fingerprints(&[]).unwrap(); // ok: test code
         assert!(
-            needles.packed.is_some() && plain.packed.is_some(),
+            needles.long.packed.is_some() && needles.short.packed.is_some(),
             "Teddy on this CPU"
         );
+        // Fingerprints of one byte, each needle's last: candidates everywhere, up to 8 needles
+        // ending with one fingerprint, needles up to 14 bytes before theirs, and needles holding
+        // others' fingerprints before their own (`maple_sk_` holds the `_` of `ghp_`).
+        let last: Vec<String> = needles
+            .needles
+            .iter()
+            .map(|n| n[n.len() - 1..].to_string())
+            .collect();
+        let last: Vec<&str> = last.iter().map(String::as_str).collect();
+        let stress = Search::new(&needles.needles, &last).unwrap(); // ok: test code
+        assert_eq!(stress.ends.len(), 10);
+        // Each needle's last three bytes.
+        let tails: Vec<String> = needles
+            .needles
+            .iter()
+            .map(|n| n[n.len() - 3..].to_string())
+            .collect();
+        let tails: Vec<&str> = tails.iter().map(String::as_str).collect();
+        let threes = Search::new(&needles.needles, &tails).unwrap(); // ok: test code
+        assert!(stress.packed.is_some() && threes.packed.is_some(), "Teddy");
         let mut fragments: Vec<String> = Vec::new();
         for n in &needles.needles {
             fragments.push(n.clone());
@@ -2033,13 +2059,14 @@ mod tests {
                 text.push_str(&flipped);
             }
             let bytes = text.as_bytes();
-            let collect = |n: &Needles, from: usize| {
+            let collect = |search: &Search, from: usize| {
                 let mut got = Vec::new();
-                n.each_hit(bytes, from, |hit| {
-                    got.push(hit);
-                    Ok::<(), ()>(())
-                })
-                .unwrap(); // ok: test code
+                needles
+                    .each_hit_by(search, bytes, from, |hit| {
+                        got.push(hit);
+                        Ok::<(), ()>(())
+                    })
+                    .unwrap(); // ok: test code
                 got
             };
             let from = match next(3) {
@@ -2047,20 +2074,31 @@ mod tests {
                 _ => 0,
             };
             let want = naive_hits(&needles, bytes, from);
-            assert_eq!(collect(&needles, from), want, "{text:?} from {from}");
-            assert_eq!(collect(&plain, from), want, "{text:?} from {from}");
-            // Stopping at the k-th hit.
+            // The fingerprints and the needles themselves, whatever the text's length.
+            assert_eq!(collect(&needles.long, from), want, "{text:?} from {from}");
+            assert_eq!(collect(&needles.short, from), want, "{text:?} from {from}");
+            assert_eq!(collect(&plain.long, from), want, "{text:?} from {from}");
+            assert_eq!(collect(&stress, from), want, "{text:?} from {from}");
+            assert_eq!(collect(&threes, from), want, "{text:?} from {from}");
+            // Stopping at the k-th hit, by the search for the text's length and by the
+            // fingerprints.
             let stop = next(want.len() + 1);
-            let mut seen = Vec::new();
-            let stopped = needles.each_hit(bytes, from, |hit| {
-                if seen.len() == stop {
-                    return Err(hit);
-                }
-                seen.push(hit);
-                Ok(())
-            });
-            assert_eq!(&seen[..], &want[..stop.min(want.len())]);
-            assert_eq!(stopped.err(), want.get(stop).copied());
+            for search in [None, Some(&needles.long), Some(&stress)] {
+                let mut seen = Vec::new();
+                let f = |hit| {
+                    if seen.len() == stop {
+                        return Err(hit);
+                    }
+                    seen.push(hit);
+                    Ok(())
+                };
+                let stopped = match search {
+                    None => needles.each_hit(bytes, from, f),
+                    Some(search) => needles.each_hit_by(search, bytes, from, f),
+                };
+                assert_eq!(&seen[..], &want[..stop.min(want.len())]);
+                assert_eq!(stopped.err(), want.get(stop).copied());
+            }
             assert_eq!(
                 needles.find(bytes, from),
                 want.first().map(|h| h.0),
