@@ -902,21 +902,105 @@ impl<'s> SourceScrubber<'s> {
 
 /// The prefilter: the needles of every [`DEFAULT_PATTERNS`] entry, matched ignoring ASCII case.
 /// Aho-Corasick's case-insensitive automaton has no vectorised searcher (about 300 MB/s on prose);
-/// here the text is lower-cased a chunk at a time into a stack buffer and searched for the
-/// lower-cased needles by the crate's packed (Teddy, SIMD) searcher, several GB/s. The same
-/// matches: ASCII case folding of the text and the needles. Where Teddy is not available (no
-/// SSSE3/NEON), the case-insensitive automaton.
+/// here the text is lower-cased a chunk at a time into a buffer and searched by the crate's packed
+/// (Teddy, SIMD) searcher. A text of [`SHORT_TEXT`] bytes or more is searched for
+/// [`FINGERPRINTS`], a tail of each needle, and at each fingerprint hit the needles ending with it
+/// are compared with the text, ignoring ASCII case; a shorter one for the needles themselves
+/// ([`Search`]). Either way the hits are those of the needles: a needle occurs exactly where its
+/// fingerprint occurs `back` bytes after its start and the bytes before match. Where Teddy is not
+/// available (no SSSE3/NEON), the case-insensitive automaton over the needles.
 #[derive(Debug, Clone)]
 struct Needles {
-    packed: Option<aho_corasick::packed::Searcher>,
+    /// For texts of [`SHORT_TEXT`] bytes or more: Teddy over [`FINGERPRINTS`].
+    long: Search,
+    /// For shorter texts: Teddy over the needles themselves (35 patterns: "fat" Teddy), which
+    /// costs less a call there (callgrind, `is_clean` of 18 to 50 bytes of prose: 306-476
+    /// instructions against 432-761 by the fingerprints; even at 56 bytes).
+    short: Search,
     automaton: AhoCorasick,
-    /// The longest needle in bytes (chunks overlap by one less).
+    /// The needles, lower-cased, without those that hold another (a hit's needle is an index here).
+    needles: Vec<String>,
+    /// The longest needle in bytes.
     longest: usize,
-    /// Per needle (after removing those that hold another): the patterns a hit of it may belong
-    /// to, each with how many bytes before the hit its match may start ([`Pattern::lead`] plus
-    /// where the needle sits in the pattern's own needle that holds it).
+    /// Per needle: the patterns a hit of it may belong to, each with how many bytes before the hit
+    /// its match may start ([`Pattern::lead`] plus where the needle sits in the pattern's own
+    /// needle that holds it).
     candidates: Vec<Vec<(usize, usize)>>,
 }
+
+/// One way of finding the needles with Teddy ([`Needles::walk`]): the patterns it searches for
+/// (fingerprints: tails of the needles, none holding another other than at its end,
+/// [`fingerprints`]) and how a hit of one is a needle hit.
+#[derive(Debug, Clone)]
+struct Search {
+    /// `None` where Teddy is not available.
+    packed: Option<aho_corasick::packed::Searcher>,
+    /// Per pattern of `packed`: the needles ending with it, each with how many bytes before the
+    /// pattern it starts.
+    ends: Vec<Vec<(usize, usize)>>,
+    /// The longest fingerprint in bytes (chunks overlap by one less).
+    longest_print: usize,
+}
+
+/// The length from which a text is searched for [`FINGERPRINTS`] ([`Needles::short`]).
+const SHORT_TEXT: usize = 56;
+
+/// What Teddy searches for: one tail of each needle (each needle's fingerprint is the longest
+/// entry it ends with; a needle ending with none would be its own), lower-cased. Why tails, and
+/// why this order:
+///
+/// - Teddy tests the first 3 bytes of each pattern (its shortest, `sk-`, has 3) with nibble masks
+///   and verifies the candidates. A needle's own first 3 bytes are common English (`acc`ess,
+///   `ses`sion, `ref`erence, `sec`ond, `aut`hor, `abi`lity); its tail's often are not (`_to`ken,
+///   `hor`ization, `e_s`k_), and the token keys spelled with `_` or `-` share two tails
+///   (`_token`, `-token`). Every tail holds a byte other than a letter, or is the whole needle,
+///   or is 6 letters long or more: a short tail such as `token` or `iza` would be a hit of its
+///   own in ordinary prose.
+/// - 32 patterns at most is "slim" Teddy (32 bytes a step, 8 buckets); more is "fat" (16 bytes).
+/// - aho-corasick 1.1 puts the pattern of index `i` into bucket `7 - i % 8` unless an earlier one
+///   has the same low nibbles in the tested bytes (then into that one's bucket), and a bucket's
+///   masks accept every mix of its patterns' nibbles. The order gives the buckets
+///   `{sk- secret -begin}`, `{hu_ hr_ xox xapp-}`, `{akia asia api_key api-key apikey}`,
+///   `{_token -token ntoken eyj}`, ...: chosen by simulating the masks over 4 MB of English
+///   technical text (licences, Node.js and Rust documentation, git release notes; not the
+///   benchmark's) for the fewest candidates, so that common trigrams such as `ast`, `sch` or `the`
+///   pass no bucket. Another crate version may bucket them otherwise: only the speed changes.
+///
+/// `tests::fingerprints_cover_every_needle` checks the list against the needles.
+const FINGERPRINTS: &[&str] = &[
+    "akia",
+    "horization",
+    "a3t",
+    "sk-",
+    "hu_",
+    "bearer",
+    "acca",
+    "_token",
+    "asia",
+    "htoken",
+    "b_pat_",
+    "secret",
+    "hr_",
+    "aiza",
+    "ghp_",
+    "-token",
+    "api_key",
+    "ho_",
+    "e_sk_",
+    "-begin",
+    "xox",
+    "abia",
+    "ghs_",
+    "ntoken",
+    "api-key",
+    "apikey",
+    "e_pk_",
+    "access-token",
+    "xapp-",
+    "accesstoken",
+    "hooks.slack.com",
+    "eyj",
+];
 
 /// Bytes lower-cased and searched at a time.
 const CHUNK: usize = 4096;
@@ -928,6 +1012,13 @@ thread_local! {
 
 impl Needles {
     fn new() -> Result<Needles, String> {
+        Needles::with_fingerprints(FINGERPRINTS)
+    }
+
+    /// The needles with Teddy searching a long text for the longest of `listed` each needle ends
+    /// with (its own text when none; `&[]`: every needle its own fingerprint, as a short text
+    /// is searched), `listed`'s order first.
+    fn with_fingerprints(listed: &[&str]) -> Result<Needles, String> {
         let mut needles: Vec<String> = Vec::new(); // ok: a few dozen constants
         for n in DEFAULT_PATTERNS.iter().flat_map(|p| p.needles.iter()) {
             let n = n.to_ascii_lowercase();
@@ -937,8 +1028,7 @@ impl Needles {
         }
         // A needle holding another is redundant (`sk-ant-` holds `sk-`): a text holds it only
         // where it holds the shorter one, inside the same span. Without such pairs, no two
-        // needles start at the same offset and the earliest-ending hit is also the leftmost, so
-        // searching again from one past each hit finds every occurrence ([`Needles::each_hit`]).
+        // needles start at the same offset.
         let all = needles.clone();
         needles.retain(|n| !all.iter().any(|m| m != n && n.contains(m.as_str())));
         let candidates = needles
@@ -963,16 +1053,15 @@ impl Needles {
             .match_kind(aho_corasick::MatchKind::LeftmostFirst)
             .build(&needles)
             .map_err(|e| e.to_string())?;
-        let packed = aho_corasick::packed::Config::new()
-            .match_kind(aho_corasick::packed::MatchKind::LeftmostFirst)
-            .builder()
-            .extend(&needles)
-            .build();
-        let longest = needles.iter().map(|n| n.len()).max().unwrap_or(1);
+        let short = Search::new(&needles, &[]).ok_or("needles that hold each other")?;
+        // A list that does not fit the needles (a test says it does): each needle its own.
+        let long = Search::new(&needles, listed).unwrap_or_else(|| short.clone());
         Ok(Needles {
-            packed,
+            long,
+            short,
             automaton,
-            longest,
+            longest: needles.iter().map(|n| n.len()).max().unwrap_or(1),
+            needles,
             candidates,
         })
     }
@@ -991,9 +1080,25 @@ impl Needles {
         &self,
         text: &[u8],
         from: usize,
+        f: impl FnMut((usize, usize)) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let search = if text.len().saturating_sub(from) < SHORT_TEXT {
+            &self.short
+        } else {
+            &self.long
+        };
+        self.each_hit_by(search, text, from, f)
+    }
+
+    /// [`Needles::each_hit`] by `search`.
+    fn each_hit_by<E>(
+        &self,
+        search: &Search,
+        text: &[u8],
+        from: usize,
         mut f: impl FnMut((usize, usize)) -> Result<(), E>,
     ) -> Result<(), E> {
-        let Some(packed) = &self.packed else {
+        let Some(packed) = &search.packed else {
             let mut at = from;
             while at < text.len() {
                 let input = aho_corasick::Input::new(text).range(at..);
@@ -1010,17 +1115,34 @@ impl Needles {
         // destroyed gets a stack buffer.
         let walked = CHUNK_BUFFER.try_with(|buf| {
             let mut buf = buf.try_borrow_mut().ok()?;
-            Some(self.walk(packed, &mut buf[..], text, from, &mut f))
+            Some(self.walk(search, packed, &mut buf[..], text, from, &mut f))
         });
         match walked {
             Ok(Some(result)) => result,
-            _ => self.walk(packed, &mut [0u8; CHUNK], text, from, f),
+            _ => self.walk(search, packed, &mut [0u8; CHUNK], text, from, f),
         }
     }
 
-    /// [`Needles::each_hit`] with Teddy, `buf.len()` bytes lower-cased at a time.
+    /// [`Needles::each_hit`] with Teddy (`packed`, of `search`), `buf.len()` bytes lower-cased at
+    /// a time.
+    ///
+    /// Teddy reports the leftmost fingerprint lying inside the searched span; searching again
+    /// from one past each, it reports every fingerprint occurrence once, in order, and at each
+    /// the needles ending with it are compared with the text. Their hits come in order of start
+    /// too, and none is missed at a chunk's end, because no fingerprint holds another other than
+    /// at its end ([`fingerprints`]):
+    ///
+    /// - Two fingerprints starting at one offset would be one the prefix of the other; a
+    ///   fingerprint cut by the chunk's end, with one found after it inside the chunk, would hold
+    ///   that one before its end. So each occurrence is found, once.
+    /// - At most one needle ending with a fingerprint occurs at an occurrence of it: two would end
+    ///   at one offset, the shorter inside the longer (no needle holds another).
+    /// - A needle `B` found at a later fingerprint hit than a needle `A` does not start before
+    ///   `A`: if it did, it would end before `A`'s end (it does not hold `A`), and `A`'s
+    ///   fingerprint, running from before `B`'s to `A`'s end, would hold `B`'s before its own end.
     fn walk<E>(
         &self,
+        search: &Search,
         packed: &aho_corasick::packed::Searcher,
         buf: &mut [u8],
         text: &[u8],
@@ -1042,27 +1164,132 @@ impl Needles {
                 let Some(m) = packed.find_in(&*lower, span) else {
                     break;
                 };
-                f((at + m.start(), m.pattern().as_usize()))?;
-                next = at + m.start() + 1;
+                let q = at + m.start();
+                for &(needle, back) in &search.ends[m.pattern().as_usize()] {
+                    let Some(start) = q.checked_sub(back).filter(|&s| s >= from) else {
+                        continue;
+                    };
+                    // A needle that is its own fingerprint (`back` 0) is the one Teddy found.
+                    let needle_text = self.needles[needle].as_bytes();
+                    let holds = back == 0
+                        || text
+                            .get(start..start + needle_text.len())
+                            .is_some_and(|t| t.eq_ignore_ascii_case(needle_text));
+                    if holds {
+                        f((start, needle))?;
+                        break;
+                    }
+                }
+                next = q + 1;
             }
             if end == text.len() {
                 break;
             }
-            // A needle cut by the chunk's end starts in the overlap, searched again next chunk.
-            at = end - (self.longest - 1).min(n / 2);
+            // A fingerprint cut by the chunk's end starts in the overlap, searched again next
+            // chunk.
+            at = end - (search.longest_print - 1).min(n / 2);
             next = next.max(at);
         }
         Ok(())
     }
 }
 
+impl Search {
+    /// Teddy over the fingerprints of `needles` (lower-cased, none holding another) from `listed`:
+    /// each needle's is the longest entry it ends with, else the needle itself; the entries of
+    /// `listed` that are some needle's first, in their order. `None` when one fingerprint would
+    /// hold another other than at its end ([`fingerprints`]).
+    fn new(needles: &[String], listed: &[&str]) -> Option<Search> {
+        let (prints, ends) = fingerprints(needles, listed)?;
+        let packed = aho_corasick::packed::Config::new()
+            .match_kind(aho_corasick::packed::MatchKind::LeftmostFirst)
+            .builder()
+            .extend(&prints)
+            .build();
+        Some(Search {
+            packed,
+            ends,
+            longest_print: prints.iter().map(|n| n.len()).max().unwrap_or(1),
+        })
+    }
+}
+
+/// The fingerprints of [`Search::new`] and, per fingerprint, the needles ending with it and how
+/// far before it they start.
+#[allow(clippy::type_complexity)]
+fn fingerprints(
+    needles: &[String],
+    listed: &[&str],
+) -> Option<(Vec<String>, Vec<Vec<(usize, usize)>>)> {
+    let own: Vec<String> = needles
+        .iter()
+        .map(|n| {
+            let tail = listed
+                .iter()
+                .filter(|t| !t.is_empty() && n.ends_with(**t))
+                .max_by_key(|t| t.len());
+            tail.map_or_else(|| n.clone(), |t| t.to_string())
+        })
+        .collect();
+    let mut prints: Vec<String> = Vec::new(); // ok: at most one per needle
+    for p in listed
+        .iter()
+        .map(|t| t.to_string())
+        .chain(own.iter().cloned())
+    {
+        if own.contains(&p) && !prints.contains(&p) {
+            prints.push(p);
+        }
+    }
+    // Teddy reports the leftmost fingerprint that lies inside the searched span: one holding
+    // another before its own end (`ho_o` holding `ho_`) would hide it where both occur, or where
+    // a chunk's end cuts the longer one, and needle hits could come out of order
+    // ([`Needles::walk`]). Holding it at the end (`access-token` and `-token`) hides nothing:
+    // the longer one is found first, the other one past it.
+    let hides = prints.iter().any(|a| {
+        prints
+            .iter()
+            .any(|b| a != b && b[..b.len() - 1].contains(a.as_str()))
+    });
+    if hides {
+        return None;
+    }
+    let mut ends = vec![Vec::new(); prints.len()];
+    for (needle, (n, p)) in needles.iter().zip(&own).enumerate() {
+        let back = n.len() - p.len();
+        let i = prints.iter().position(|q| q == p)?;
+        ends[i].push((needle, back));
+    }
+    Some((prints, ends))
+}
+
 /// Whether `bytes` holds a backslash followed by `u` anywhere (a JSON `\u` escape, or an escaped
 /// backslash before a `u`: either way the text is treated as possibly escaped, which only costs
-/// a closer look). One `memchr` pass over the backslashes, which most texts do not hold: for a
-/// short text, far cheaper than setting up a substring search.
+/// a closer look). A `memchr` over the first few backslashes, which most short texts do not hold
+/// (far cheaper there than setting up a substring search); past them, a text with many `\n` and
+/// `\"` escapes (a long prompt) would stop at each, and the rest is searched for `\u` as a whole
+/// (one `memchr::memmem::Finder` for the process).
 pub fn has_unicode_escape(bytes: &[u8]) -> bool {
-    memchr::memchr_iter(b'\\', bytes).any(|at| bytes.get(at + 1) == Some(&b'u'))
+    let mut at = 0;
+    for _ in 0..BACKSLASHES_ONE_BY_ONE {
+        let Some(k) = memchr::memchr(b'\\', &bytes[at..]) else {
+            return false;
+        };
+        if bytes.get(at + k + 1) == Some(&b'u') {
+            return true;
+        }
+        at += k + 1;
+    }
+    UNICODE_ESCAPE.find(&bytes[at..]).is_some()
 }
+
+/// Backslashes [`has_unicode_escape`] checks one at a time before searching for `\u`.
+const BACKSLASHES_ONE_BY_ONE: usize = 8;
+
+/// The substring searcher for `\u` of [`has_unicode_escape`], built once (memchr's vectorised
+/// search for the pair of bytes).
+static UNICODE_ESCAPE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\\u"));
 
 /// `ranges` sorted, overlapping and touching ones joined.
 fn merge(mut ranges: Vec<(usize, usize)>) -> Result<Vec<(usize, usize)>, TryReserveError> {
@@ -1213,6 +1440,30 @@ mod tests {
                 has_unicode_escape(text.as_bytes()),
                 text.contains("\\u"),
                 "{text:?}: as a substring search answers"
+            );
+        }
+        // Past the backslashes checked one at a time: texts of `\n`, `\\`, `\"` escapes with a
+        // `\u` (or a backslash then `u`) at every place, or none.
+        let pieces = ["\\n", "\\\\", "\\\"", "ab", "u", "\\", "é", "\\u00e9"];
+        let mut state = 0x9e3779b97f4a7c15u64;
+        let mut next = |n: usize| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as usize % n
+        };
+        for _ in 0..5_000 {
+            // Without `\u` pieces two times in three.
+            let kinds = if next(3) == 0 {
+                pieces.len()
+            } else {
+                pieces.len() - 1
+            };
+            let text: String = (0..next(40)).map(|_| pieces[next(kinds)]).collect();
+            assert_eq!(
+                has_unicode_escape(text.as_bytes()),
+                text.contains("\\u"),
+                "{text:?}"
             );
         }
     }
@@ -1397,7 +1648,7 @@ mod tests {
     fn needles_are_found_in_any_case_across_chunk_ends_as_the_automaton_finds_them() {
         // ok: test code (cfg(test)); the built-in needles always build.
         let needles = Needles::new().unwrap();
-        assert!(needles.packed.is_some(), "Teddy on this CPU");
+        assert!(needles.long.packed.is_some(), "Teddy on this CPU");
         let all: Vec<&str> = DEFAULT_PATTERNS
             .iter()
             .flat_map(|p| p.needles.iter().copied())
@@ -1612,6 +1863,400 @@ mod tests {
             .collect();
         assert!(text.len() > 3 * CHUNK);
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn fingerprints_cover_every_needle() {
+        // Every listed fingerprint is one needle's, in the listed order: Teddy gets the list as
+        // written (its buckets follow the order), with no needle its own fingerprint.
+        let needles = Needles::new().unwrap(); // ok: test code
+        let (prints, ends) = fingerprints(&needles.needles, FINGERPRINTS).unwrap(); // ok: test code
+        assert_eq!(prints, FINGERPRINTS);
+        assert_eq!(ends, needles.long.ends);
+        assert!(prints.len() <= 32, "slim Teddy");
+        assert_eq!(needles.long.longest_print, needles.longest);
+        for (p, list) in prints.iter().zip(&ends) {
+            assert_eq!(*p, p.to_ascii_lowercase());
+            for &(n, back) in list {
+                let needle = &needles.needles[n];
+                assert_eq!(&needle[back..], p.as_str());
+                // A tail holds a byte other than a letter, or is the whole needle, or is six
+                // letters or more (see FINGERPRINTS).
+                assert!(
+                    back == 0 || p.bytes().any(|c| !c.is_ascii_alphabetic()) || p.len() >= 6,
+                    "{needle}: {p}"
+                );
+            }
+        }
+        let count = ends.iter().map(Vec::len).sum::<usize>();
+        assert_eq!(count, needles.needles.len());
+        let most = ends.iter().flatten().map(|&(_, back)| back).max();
+        assert_eq!(most, Some(7), "session_token after _token");
+        // Short texts, and the prefilter before the list: each needle its own fingerprint.
+        for plain in [
+            &needles.short,
+            &Needles::with_fingerprints(&[]).unwrap().long, // ok: test code
+        ] {
+            assert_eq!(plain.ends.len(), needles.needles.len());
+            assert!(plain.ends.iter().all(|e| e.len() == 1 && e[0].1 == 0));
+        }
+        // Entries no needle ends with are left out; the longest tail is a needle's.
+        let (prints, _) = fingerprints(&needles.needles, &["sk-", "ho_", "ho_o"]).unwrap(); // ok: test code
+        assert!(prints.contains(&"ho_".to_string()) && !prints.contains(&"ho_o".to_string()));
+        let (prints, _) = fingerprints(&needles.needles, &["ho_", "gho_"]).unwrap(); // ok: test code
+        assert!(prints.contains(&"gho_".to_string()) && !prints.contains(&"ho_".to_string()));
+        // A fingerprint holding another other than at its end is refused; at its end is not.
+        let list = |n: &[&str]| n.iter().map(|n| n.to_string()).collect::<Vec<String>>();
+        assert!(fingerprints(&list(&["abcd", "xbc"]), &["bc", "bcd"]).is_none());
+        assert!(fingerprints(&list(&["abcde", "ycd"]), &["bcde", "cd"]).is_none());
+        assert!(fingerprints(
+            &list(&["access-token", "q-token"]),
+            &["-token", "access-token"]
+        )
+        .is_some());
+    }
+
+    /// Every start where a needle occurs in `text` (ASCII case ignored) at or after `from`, with the
+    /// needle's index.
+    fn naive_hits(needles: &Needles, text: &[u8], from: usize) -> Vec<(usize, usize)> {
+        let mut hits = Vec::new();
+        for s in from..text.len() {
+            for (i, n) in needles.needles.iter().enumerate() {
+                if text[s..].len() >= n.len()
+                    && text[s..s + n.len()].eq_ignore_ascii_case(n.as_bytes())
+                {
+                    hits.push((s, i));
+                }
+            }
+        }
+        hits
+    }
+
+    #[test]
+    fn fingerprint_hits_are_the_needle_hits() {
+        // Texts made of needles (in mixed case), their fingerprints and the heads before them,
+        // words that hold a fingerprint or a needle's start, separators and non-ASCII text,
+        // some around a chunk end: the fingerprint search reports every needle occurrence, in
+        // order, with its needle, as each needle's own search (the prefilter before the list)
+        // and a search at every offset do; from any offset and stopping at any hit.
+        let needles = Needles::new().unwrap(); // ok: test code
+        let plain = Needles::with_fingerprints(&[]).unwrap(); // ok: test code
+        assert!(
+            needles.long.packed.is_some() && needles.short.packed.is_some(),
+            "Teddy on this CPU"
+        );
+        // Fingerprints of one byte, each needle's last: candidates everywhere, up to 8 needles
+        // ending with one fingerprint, needles up to 14 bytes before theirs, and needles holding
+        // others' fingerprints before their own (`maple_sk_` holds the `_` of `ghp_`).
+        let last: Vec<String> = needles
+            .needles
+            .iter()
+            .map(|n| n[n.len() - 1..].to_string())
+            .collect();
+        let last: Vec<&str> = last.iter().map(String::as_str).collect();
+        let stress = Search::new(&needles.needles, &last).unwrap(); // ok: test code
+        assert_eq!(stress.ends.len(), 10);
+        // Each needle's last three bytes.
+        let tails: Vec<String> = needles
+            .needles
+            .iter()
+            .map(|n| n[n.len() - 3..].to_string())
+            .collect();
+        let tails: Vec<&str> = tails.iter().map(String::as_str).collect();
+        let threes = Search::new(&needles.needles, &tails).unwrap(); // ok: test code
+        assert!(stress.packed.is_some() && threes.packed.is_some(), "Teddy");
+        let mut fragments: Vec<String> = Vec::new();
+        for n in &needles.needles {
+            fragments.push(n.clone());
+            for k in 1..n.len() {
+                fragments.push(n[..k].to_string());
+                fragments.push(n[k..].to_string());
+            }
+        }
+        for w in [
+            "token",
+            "tokens",
+            "_tokens",
+            "max_tokens",
+            "horizon",
+            "organization",
+            "access",
+            "session",
+            "sessions",
+            "secretary",
+            "ghost",
+            "maple",
+            "maple_",
+            "apis",
+            "keys",
+            "the weather in paris",
+            "forecast",
+            "schedule",
+            "availability",
+            "reference",
+            "booking",
+            "ability",
+            "asian",
+            "akin",
+            "github",
+            "hooks",
+            "slack",
+            ".com",
+            "begin",
+            "-----",
+            "xo",
+            "ey",
+            "a3",
+            "sk",
+            "--",
+            "__",
+            "_",
+            "-",
+            " ",
+            "\n",
+            "\"",
+            ":",
+            "=",
+            "q",
+            "7",
+            "é",
+            "東京",
+            "😀",
+            "ſ",
+            "\u{212A}",
+        ] {
+            fragments.push(w.to_string());
+        }
+        let mut state = 0x2545f4914f6cdd1du64;
+        let mut next = |n: usize| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as usize % n
+        };
+        for case in 0..20_000 {
+            let mut text = String::new();
+            if case % 8 == 0 {
+                // Around the end of the first or second chunk.
+                let k = 1 + next(2);
+                text.push_str(&"q".repeat(k * CHUNK - 24 * k + next(48)));
+            }
+            if case % 5 == 0 {
+                // Needles packed together, overlapping (`akia3t`, `session_tokenaccess-token`).
+                for _ in 0..2 + next(40) {
+                    text.push_str(&needles.needles[next(needles.needles.len())]);
+                }
+            }
+            for _ in 0..1 + next(40) {
+                let f = &fragments[next(fragments.len())];
+                let flipped: String = f
+                    .chars()
+                    .map(|c| match next(3) {
+                        0 => c.to_ascii_uppercase(),
+                        _ => c,
+                    })
+                    .collect();
+                text.push_str(&flipped);
+            }
+            let bytes = text.as_bytes();
+            let collect = |search: &Search, from: usize| {
+                let mut got = Vec::new();
+                needles
+                    .each_hit_by(search, bytes, from, |hit| {
+                        got.push(hit);
+                        Ok::<(), ()>(())
+                    })
+                    .unwrap(); // ok: test code
+                got
+            };
+            let from = match next(3) {
+                0 => next(bytes.len() + 1),
+                _ => 0,
+            };
+            let want = naive_hits(&needles, bytes, from);
+            // The fingerprints and the needles themselves, whatever the text's length.
+            assert_eq!(collect(&needles.long, from), want, "{text:?} from {from}");
+            assert_eq!(collect(&needles.short, from), want, "{text:?} from {from}");
+            assert_eq!(collect(&plain.long, from), want, "{text:?} from {from}");
+            assert_eq!(collect(&stress, from), want, "{text:?} from {from}");
+            assert_eq!(collect(&threes, from), want, "{text:?} from {from}");
+            // Stopping at the k-th hit, by the search for the text's length and by the
+            // fingerprints.
+            let stop = next(want.len() + 1);
+            for search in [None, Some(&needles.long), Some(&stress)] {
+                let mut seen = Vec::new();
+                let f = |hit| {
+                    if seen.len() == stop {
+                        return Err(hit);
+                    }
+                    seen.push(hit);
+                    Ok(())
+                };
+                let stopped = match search {
+                    None => needles.each_hit(bytes, from, f),
+                    Some(search) => needles.each_hit_by(search, bytes, from, f),
+                };
+                assert_eq!(&seen[..], &want[..stop.min(want.len())]);
+                assert_eq!(stopped.err(), want.get(stop).copied());
+            }
+            assert_eq!(
+                needles.find(bytes, from),
+                want.first().map(|h| h.0),
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_fingerprint_prefilter_scrubs_as_each_needles_own_search() {
+        // Every public entry of a scrubber, with the fingerprint prefilter and with each needle
+        // its own fingerprint (the prefilter before the list): the same results, borrowed or
+        // owned alike, on JSON made of credential keys and their look-alikes (`api__key`,
+        // `aws_session__token`, `sessionToken`), secrets, needles and fingerprints.
+        let new = s();
+        let old = Scrubber {
+            prefilter: Needles::with_fingerprints(&[]).unwrap(), // ok: test code
+            ..new.clone()
+        };
+        const KEYS: &[&str] = &[
+            "text",
+            "note",
+            "api_key",
+            "api__key",
+            "API-KEY",
+            "apiKey",
+            "x-api-key",
+            "aws_session_token",
+            "aws_session__token",
+            "aws-session-token",
+            "sessionToken",
+            "session_token_id",
+            "authorization",
+            "Proxy-Authorization",
+            "client_secret",
+            "clientSecret",
+            "access_token",
+            "access__token",
+            "accesstoken",
+            "refresh-token",
+            "refreshToken",
+            "secretAccessKey",
+            "aws_secret_access_key",
+            "maple_sk_key",
+            "max_tokens",
+            "token",
+            "\\u0061pi_key",
+        ];
+        const VALUES: &[&str] = &[
+            "sk-4f9aQ2bX7cD1eF3gH5iJ6kL8mN0pQ2rS4tU6vW8x",
+            "maple_sk_8f3a2b1c9d0e7f6a5b4c",
+            "maple_pk_live_0a1b2c3d4e5f6789",
+            "AKIAIOSFODNN7EXAMPLE",
+            "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB",
+            "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789ABCD",
+            "Bearer abcDEF123456ghiJKL789",
+            "aws_session_token=AbC123dEf456GhI789jKl012",
+            "refresh_token: AbC123dEf456GhI789jKl012",
+            "api-key=AbC123dEf456GhI789",
+            "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1234\n-----END RSA PRIVATE KEY-----",
+            "https://hooks.slack.com/services/T0000/B0000/XXXXXXXXXXXXXXXX",
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.abcDEF123",
+            "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOp",
+            "the weather in paris, booking reference 42",
+            "session tokens and access to the horizon",
+            "organization authorization: pending",
+            "abcdefghijkl",
+            "short",
+            "東京 😀 café",
+            "a \"quoted\" value\twith a tab",
+        ];
+        let mut state = 0x853c49e6748fea9bu64;
+        let mut next = |n: usize| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as usize % n
+        };
+        for _ in 0..4_000 {
+            let mut json = String::from("{");
+            for i in 0..1 + next(6) {
+                if i > 0 {
+                    json.push(',');
+                }
+                let key = KEYS[next(KEYS.len())];
+                let mut value = String::new();
+                for _ in 0..1 + next(3) {
+                    value.push_str(VALUES[next(VALUES.len())]);
+                    value.push(' ');
+                }
+                let mut value = serde_json::to_string(&value).unwrap(); // ok: test code
+                if next(4) == 0 {
+                    // A `\u` escape: every literal is scanned on its own.
+                    value = value.replace('é', "\\u00e9");
+                }
+                json.push_str(&format!("\"{key}\": {value}"));
+            }
+            json.push('}');
+            let same = |a: &Cow<'_, str>, b: &Cow<'_, str>| {
+                a == b && matches!(a, Cow::Borrowed(_)) == matches!(b, Cow::Borrowed(_))
+            };
+            let (a, b) = (new.json(&json).unwrap(), old.json(&json).unwrap()); // ok: test code
+            assert!(same(&a, &b), "{json}: {a} / {b}");
+            assert_eq!(new.is_clean(&json), old.is_clean(&json));
+            let (sa, sb) = (
+                SourceScrubber::of(Some(&new), Some(&json)),
+                SourceScrubber::of(Some(&old), Some(&json)),
+            );
+            assert_eq!(sa.is_some(), sb.is_some(), "{json}");
+            assert_eq!(
+                sa.as_ref().map(|x| x.hits.clone()),
+                sb.as_ref().map(|x| x.hits.clone())
+            );
+            // Each literal, as a whole, its inside and its text; through the source scrubbers.
+            let bytes = json.as_bytes();
+            let mut i = 0;
+            while let Some(k) = memchr::memchr(b'"', &bytes[i..]) {
+                let start = i + k;
+                let end = literal_end(bytes, start);
+                let literal = &json[start..end];
+                let inner = &json[start + 1..end - 1];
+                let (a, b) = (
+                    new.json_string(literal).unwrap(),
+                    old.json_string(literal).unwrap(),
+                ); // ok: test code
+                assert!(same(&a, &b), "{literal}");
+                let (a, b) = (
+                    new.json_inner(inner).unwrap(),
+                    old.json_inner(inner).unwrap(),
+                ); // ok: test code
+                assert!(same(&a, &b), "{inner}");
+                let (a, b) = (new.text(inner).unwrap(), old.text(inner).unwrap()); // ok: test code
+                assert!(same(&a, &b), "{inner}");
+                assert_eq!(new.is_clean(inner), old.is_clean(inner));
+                if let (Some(x), Some(y)) = (&sa, &sb) {
+                    let (a, b) = (x.json(literal).unwrap(), y.json(literal).unwrap()); // ok: test code
+                    assert!(same(&a, &b), "{literal}");
+                    let (a, b) = (x.json_inner(inner).unwrap(), y.json_inner(inner).unwrap()); // ok: test code
+                    assert!(same(&a, &b), "{inner}");
+                    let (a, b) = (x.text(inner).unwrap(), y.text(inner).unwrap()); // ok: test code
+                    assert!(same(&a, &b), "{inner}");
+                }
+                i = end;
+            }
+        }
+        // The credential-key rule is the needles', not the fingerprints': `api__key` holds no
+        // needle and stays, `aws_session__token` holds `_token` (a fingerprint) and stays too.
+        for json in [
+            r#"{"api__key":"abcdefghijkl"}"#,
+            r#"{"aws_session__token":"abcdefghijkl"}"#,
+        ] {
+            assert!(
+                matches!(new.json(json).unwrap(), Cow::Borrowed(_)),
+                "{json}"
+            ); // ok: test code
+        }
+        let keyed = new.json(r#"{"aws_session_token":"abcdefghijkl"}"#).unwrap(); // ok: test code
+        assert_eq!(keyed, r#"{"aws_session_token":"[REDACTED]"}"#);
     }
 
     #[test]
