@@ -132,7 +132,12 @@ pub(crate) fn unit_at(inner: &str, i: usize) -> (Unit, usize) {
                 },
             };
         }
-        _ => return (Unit::Bad, 2),
+        // An invalid escape: the backslash and the whole character after it (which may be
+        // several bytes: stopping inside it would cut the text off a character boundary).
+        _ => {
+            let after = inner.get(i + 1..).and_then(|s| s.chars().next());
+            return (Unit::Bad, 1 + after.map_or(1, char::len_utf8));
+        }
     };
     (Unit::Char(c), 2)
 }
@@ -163,6 +168,30 @@ mod tests {
             }
         }
         b.len()
+    }
+
+    /// An invalid escape before a multi-byte character (not JSON: a text a rule treats as a
+    /// literal) is one unit, the whole character: the next unit starts on a character boundary.
+    #[test]
+    fn an_invalid_escape_takes_the_whole_character_after_it() {
+        for (inner, len) in [("\\é", 3), ("\\😀x", 5), ("\\q", 2), ("\\", 1)] {
+            let (unit, n) = unit_at(inner, 0);
+            assert_eq!((unit, n), (Unit::Bad, len), "{inner}");
+            assert!(inner.is_char_boundary(n));
+        }
+        let scrubber = crate::scrub::Scrubber::with_defaults();
+        for text in [
+            "\"\\é\"",
+            "\"a \\é sk-proj-abcdefghij0123456789 b\"",
+            "\"\\😀 ghp_abcdefghijklmnopqrstuvwxyz0123456789\"",
+        ] {
+            assert!(scrubber.json_string(text).is_ok(), "{text}");
+            assert!(scrubber.json(text).is_ok(), "{text}");
+            assert!(
+                scrubber.json_inner(&text[1..text.len() - 1]).is_ok(),
+                "{text}"
+            );
+        }
     }
 
     #[test]

@@ -732,7 +732,7 @@ impl Scrubber {
             if secret_key && bytes[i..start].iter().any(|c| b",{[}]".contains(c)) {
                 secret_key = false;
             }
-            let end = literal_end(bytes, start);
+            let end = crate::jsonstr::literal_end(bytes, start);
             let literal = &json[start..end];
             if hit < start {
                 hit = next_hit(start).unwrap_or(usize::MAX);
@@ -1307,20 +1307,6 @@ fn merge(mut ranges: Vec<(usize, usize)>) -> Result<Vec<(usize, usize)>, TryRese
 
 fn letter_and_digit(s: &str) -> bool {
     s.bytes().any(|c| c.is_ascii_digit()) && s.bytes().any(|c| c.is_ascii_alphabetic())
-}
-
-/// The end (exclusive, after the closing quote) of the string literal starting at `start`; the
-/// end of `bytes` when it is not closed.
-fn literal_end(bytes: &[u8], start: usize) -> usize {
-    let mut i = start + 1;
-    while i < bytes.len() {
-        match memchr::memchr2(b'\\', b'"', &bytes[i..]) {
-            None => break,
-            Some(k) if bytes[i + k] == b'"' => return i + k + 1,
-            Some(k) => i += k + 2,
-        }
-    }
-    bytes.len()
 }
 
 /// Whether a string literal's decoded text is at least `n` bytes (an escape counts as one).
@@ -2217,7 +2203,7 @@ mod tests {
             let mut i = 0;
             while let Some(k) = memchr::memchr(b'"', &bytes[i..]) {
                 let start = i + k;
-                let end = literal_end(bytes, start);
+                let end = crate::jsonstr::literal_end(bytes, start);
                 let literal = &json[start..end];
                 let inner = &json[start + 1..end - 1];
                 let (a, b) = (
