@@ -68,3 +68,52 @@ test("multi-byte text at the edges of the copied pieces: surrogate pairs, escape
   const expected = same(long, "edges, long")
   assert.ok(expected["gen_ai.input.messages"].length > 70000)
 })
+
+// Reference mode reads multi-byte inputs narrowed (src/narrow.rs: one byte a code unit, DEL for
+// the others) and maps them as they are where that is exact; every case where it is not (a
+// secret needle or a `\u` escape in an input, a user pattern, a cap, a placeholder that cannot be
+// traced: a non-ASCII finish reason, a genuine DEL) takes the usual path: the same attributes
+// as the pure-JS mapping, scrubbed where it scrubs.
+test("narrowed reference mode: every reason to decline, and texts holding DEL, map as the pure-JS mapping", () => {
+  const span = (messages, answer, finishReason = "stop") => ({
+    "genkit:metadata:subtype": "model",
+    "genkit:name": "googleai/gemini-2.5-flash",
+    "genkit:input": JSON.stringify({ messages }),
+    "genkit:output": JSON.stringify({ message: answer, finishReason, usage: { inputTokens: 1, outputTokens: 2 } }),
+  })
+  const user = (text) => ({ role: "user", content: [{ text }] })
+  const model = (text) => ({ role: "model", content: [{ text }] })
+  const cases = {
+    clean: span([user("東京の天気は？ " + "x".repeat(50))], model("晴れです 😀")),
+    "needle in input": span([user("my key sk-proj-abcdefghijklmnopqrstu0123456789 東京")], model("ok 😀")),
+    "needle in output": span([user("東京")], model("use api_key=abcdefghijklmnop0123 please 😀")),
+    "\\u escape": span([user("a \u0001 control and 東京")], model("😀")),
+    "DEL in a text": span([user("del \u007f here 東京")], model("and \u007f there 😀")),
+    "DEL beside placeholders": span([user("\u007f東\u007f京\u007f")], model("\u007f😀\u007f")),
+    "non-ASCII finish reason": span([user("東京")], model("晴れ"), "停止"),
+    "non-ASCII role": span([{ role: "利用者", content: [{ text: "東京" }] }], { role: "モデル", content: [{ text: "晴れ" }] }),
+    "short pieces": span([user("é"), user("東"), user("😀"), model("ü")], model("ß")),
+    "tool request and response": span(
+      [user("天気"), { role: "model", content: [{ toolRequest: { ref: "r1", name: "天気", input: { 都市: "東京" } } }] }, { role: "tool", content: [{ toolResponse: { ref: "r1", name: "天気", output: "晴れ" } }] }],
+      model("晴れ 😀"),
+    ),
+    "system instructions": span([{ role: "system", content: [{ text: "あなたは旅行の助手です" }] }, user("東京")], model("はい")),
+  }
+  for (const [name, attrs] of Object.entries(cases)) same(attrs, name)
+  // A user pattern reads characters: it is applied, the span is not narrowed.
+  const withPattern = new GenkitForMaple({ mode: "reference", secretPatterns: ["東京[0-9]+"] })
+  const attrs = span([user("秘密 東京123 です " + "x".repeat(40))], model("東京456"))
+  withPattern.onEnd({ name: "googleai/gemini-2.5-flash", attributes: attrs })
+  assert.ok(attrs["gen_ai.input.messages"].includes("[REDACTED]"), attrs["gen_ai.input.messages"])
+  assert.ok(!attrs["gen_ai.input.messages"].includes("東京123"))
+  assert.ok(!attrs["gen_ai.output.messages"].includes("東京456"))
+  // A cap counts UTF-8 bytes: a capped multi-byte span is capped as the cap's own rule says.
+  const capped = new GenkitForMaple({ mode: "reference", maxContentBytes: 300 })
+  const long = span([user("東".repeat(200)), user("京".repeat(200))], model("晴"))
+  capped.onEnd({ name: "googleai/gemini-2.5-flash", attributes: long })
+  assert.ok(Buffer.byteLength(long["gen_ai.input.messages"]) <= 300, long["gen_ai.input.messages"])
+  // The scrubbed needles are scrubbed on the way the span took.
+  const scrubbed = { ...cases["needle in input"] }
+  new GenkitForMaple({ mode: "reference" }).onEnd({ name: "googleai/gemini-2.5-flash", attributes: scrubbed })
+  assert.ok(scrubbed["gen_ai.input.messages"].includes("[REDACTED]"), scrubbed["gen_ai.input.messages"])
+})

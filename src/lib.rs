@@ -47,6 +47,7 @@
 #[macro_use]
 extern crate napi_derive;
 
+use genkit_for_maple_core::out::{Recording, MIN_COPIED};
 use genkit_for_maple_core::{
     map_model_recorded, map_tool_result, otlp, problem, Scalar, ToolResult,
 };
@@ -65,6 +66,7 @@ mod external;
 pub mod flat;
 pub mod fused;
 mod hollow;
+mod narrow;
 pub mod raw;
 pub mod seam;
 pub mod sink;
@@ -207,23 +209,33 @@ impl Call {
     /// to the exact UTF-8 length when that cannot be had); the UTF-16 copy, when one is needed, is freed
     /// right after the transcoding when it is larger than [`KEEP_BYTES`].
     fn read_string(&self, value: sys::napi_value, buf: &mut String) -> Read {
-        self.read_string_into(value, buf, None)
+        self.read_string_into(value, buf, None, false)
     }
 
     /// [`Self::read_string`], keeping the string's UTF-16 code units in `keep` when it is not
     /// ASCII (empty otherwise, or when they could not be kept: a failed reservation only costs
     /// the copies' speed, `src/copies.rs`). `keep` is reused from span to span and is read into
     /// directly, in place of the per-thread UTF-16 buffer.
+    ///
+    /// With `narrow`, a string that is not ASCII is narrowed into `buf` ([`utf::narrow`]: one
+    /// byte a code unit, [`utf::PLACEHOLDER`] for those above 0x7F) instead of transcoded; its
+    /// units are kept whatever their number (they are then the only copy of its text).
     fn read_string_keeping(
         &self,
         value: sys::napi_value,
         buf: &mut String,
         keep: &mut Vec<u16>,
+        narrow: bool,
     ) -> Read {
         keep.clear();
-        let read = self.read_string_into(value, buf, Some(&mut *keep));
-        // As many UTF-8 bytes as code units: ASCII, nothing to keep.
-        if read != Read::Str || buf.len() == keep.len() {
+        let read = self.read_string_into(value, buf, Some(&mut *keep), narrow);
+        // ASCII, nothing to keep: no unit above 0x7F (transcoded: as many UTF-8 bytes as units).
+        let ascii = if narrow {
+            keep.iter().all(|&u| u < 0x80)
+        } else {
+            buf.len() == keep.len()
+        };
+        if read != Read::Str || ascii {
             keep.clear();
         }
         read
@@ -234,6 +246,7 @@ impl Call {
         value: sys::napi_value,
         buf: &mut String,
         keep: Option<&mut Vec<u16>>,
+        narrow: bool,
     ) -> Read {
         buf.clear();
         // A short string (most tool arguments and results, every id and name) in one napi call
@@ -260,9 +273,12 @@ impl Call {
         if written < SHORT_UNITS - 1 {
             let units = &short[..written];
             if let Some(keep) = keep {
-                if keep.try_reserve_exact(units.len()).is_ok() {
-                    keep.extend_from_slice(units);
+                if keep.try_reserve_exact(units.len()).is_err() {
+                    // Narrowed, the units are the text: without them, transcode.
+                    return self.convert(units, buf, false);
                 }
+                keep.extend_from_slice(units);
+                return self.convert(units, buf, narrow);
             }
             return match utf::utf16_to_utf8_in_one_pass(units, buf) {
                 Ok(()) => Read::Str,
@@ -291,9 +307,9 @@ impl Call {
             }
         }
         match keep {
-            Some(units) => self.read_units(value, len, units, buf),
+            Some(units) => self.read_units(value, len, units, buf, narrow),
             None => UTF16.with_borrow_mut(|units| {
-                let read = self.read_units(value, len, units, buf);
+                let read = self.read_units(value, len, units, buf, false);
                 // Consumed: a big UTF-16 copy is freed now, not after the mapping.
                 if units.capacity() * 2 > KEEP_BYTES {
                     *units = Vec::new();
@@ -304,13 +320,14 @@ impl Call {
     }
 
     /// Reads the string `value` of `len` code units into `units` (cleared first, reserved
-    /// fallibly) and transcodes it into `buf` (one pass).
+    /// fallibly) and transcodes it into `buf` (one pass), or narrows it ([`Self::convert`]).
     fn read_units(
         &self,
         value: sys::napi_value,
         len: usize,
         units: &mut Vec<u16>,
         buf: &mut String,
+        narrow: bool,
     ) -> Read {
         units.clear();
         if units.try_reserve_exact(len + 1).is_err() {
@@ -334,7 +351,18 @@ impl Call {
         }
         // SAFETY: napi initialised `written` code units; `min(len)` keeps it within capacity.
         unsafe { units.set_len(written.min(len)) };
-        match utf::utf16_to_utf8_in_one_pass(units, buf) {
+        self.convert(units, buf, narrow)
+    }
+
+    /// `units` into `buf`: transcoded to UTF-8 (one pass), or with `narrow` and a unit above
+    /// 0x7F, narrowed ([`utf::narrow`]; an ASCII text is the same either way).
+    fn convert(&self, units: &[u16], buf: &mut String, narrow: bool) -> Read {
+        let converted = if narrow && !units.iter().all(|&u| u < 0x80) {
+            utf::narrow(units, buf)
+        } else {
+            utf::utf16_to_utf8_in_one_pass(units, buf)
+        };
+        match converted {
             Ok(()) => Read::Str,
             Err(utf::Utf::NotWellFormed) => Read::NotWellFormed,
             Err(utf::Utf::OutOfMemory) => Read::OutOfMemory,
@@ -626,6 +654,20 @@ impl Call {
         }
     }
 
+    /// Sets property `key` to the string of UTF-16 code units `units`: an external string from
+    /// [`external::EXTERNAL_BYTES`] on (where the runtime has them), a copy otherwise. Returns the
+    /// problem flags (`0` when written).
+    fn set_units(&self, key: &CStr, units: Vec<u16>) -> u32 {
+        let made = match external::utf16(self.env, units) {
+            Ok(value) => Ok(value),
+            Err(units) => self.create_utf16(&units),
+        };
+        match made.and_then(|value| self.set(key, value)) {
+            Ok(()) => 0,
+            Err(flag) => flag,
+        }
+    }
+
     /// `napi_create_string_latin1` of `bytes` (Latin-1); [`WRITE_FAILED`] when V8 refuses.
     fn create_latin1(&self, bytes: &[u8]) -> Result<sys::napi_value, u32> {
         let mut out = ptr::null_mut();
@@ -908,24 +950,58 @@ pub(crate) fn map_model_span(env: sys::napi_env, argv: [sys::napi_value; 9]) -> 
         }
         with_buffers(|input_buf, output_buf| {
             with_kept(|input_units, output_units| {
+                // Multi-byte inputs are narrowed rather than transcoded where the rules allow
+                // (src/narrow.rs); transcoded from the same units when that mapping declines.
+                let narrow = narrow::rules_allow(rules.as_deref());
                 let has_input = if skip_input {
                     Read::Absent
                 } else {
-                    call.read_string_keeping(input, input_buf, input_units)
+                    call.read_string_keeping(input, input_buf, input_units, narrow)
                 };
                 if let Some(flags) = has_input.hand_off() {
                     return flags;
                 }
-                let has_output = call.read_string_keeping(output, output_buf, output_units);
+                let has_output = call.read_string_keeping(output, output_buf, output_units, narrow);
                 if let Some(flags) = has_output.hand_off() {
                     return flags;
+                }
+                if narrow && (!input_units.is_empty() || !output_units.is_empty()) {
+                    let input = (has_input == Read::Str).then_some(input_buf.as_str());
+                    let output = (has_output == Read::Str).then_some(output_buf.as_str());
+                    let sources = [
+                        copies::Source {
+                            utf8: input.unwrap_or(""),
+                            units: input_units,
+                        },
+                        copies::Source {
+                            utf8: output.unwrap_or(""),
+                            units: output_units,
+                        },
+                    ];
+                    let rules = rules.as_deref();
+                    if let Some(flags) =
+                        narrow::map_model_span(&call, rules, input, output, skip_input, &sources)
+                    {
+                        return flags;
+                    }
+                    // Declined: the usual path, on the inputs transcoded from their units.
+                    for (units, buf) in [
+                        (&*input_units, &mut *input_buf),
+                        (&*output_units, &mut *output_buf),
+                    ] {
+                        if !units.is_empty() && utf::utf16_to_utf8_in_one_pass(units, buf).is_err()
+                        {
+                            return OUT_OF_MEMORY;
+                        }
+                    }
                 }
                 let input = (has_input == Read::Str).then_some(input_buf.as_str());
                 let output = (has_output == Read::Str).then_some(output_buf.as_str());
                 // The message writers scrub as they write (issue 11; core `map_model_scrubbed`), and
                 // record what they copy when an input is not ASCII (its UTF-16 is kept).
                 let scrubber = rules.as_deref().and_then(|r| r.scrubber());
-                let record = !input_units.is_empty() || !output_units.is_empty();
+                let record = (!input_units.is_empty() || !output_units.is_empty())
+                    .then_some(Recording::Long(MIN_COPIED));
                 let mut attrs = map_model_recorded(input, output, scrubber, record);
                 let sources = [
                     copies::Source {

@@ -236,7 +236,7 @@ fn read_lossy(
     };
     // The processor's reader (lib.rs `Call::read_string`: Latin-1 for ASCII, a reused UTF-16
     // buffer otherwise); a string with a lone surrogate is read again, lossily.
-    match call.read_string_keeping(value, buf, keep) {
+    match call.read_string_keeping(value, buf, keep, false) {
         Read::Str => Got::Str,
         Read::Absent => Got::Absent,
         Read::TooLarge => Got::TooLarge,

@@ -18,7 +18,7 @@ use crate::cost::PriceCache;
 use crate::genkit::{raw, ArrayShape, Candidate, Fields, Media, Message, Part, Raw, Shape};
 use crate::mapping::finish_recorded;
 use crate::mapping::{problem, Scalar};
-use crate::out::{Out, OutOfMemory};
+use crate::out::{Out, OutOfMemory, Recording};
 use crate::pairing::{tool_requests_in, ToolRequest};
 use crate::scrub::{Scrubber, SourceScrubber};
 use crate::semconv::{self as sc, check_messages, raw_is_str};
@@ -571,11 +571,13 @@ fn map_model<'a>(
     if let Some(text) = span.input {
         match serde_json::from_str::<Shape<Request<'a>>>(text) {
             Ok(Shape::Object(request)) => {
-                let record = span.record_copies;
+                let record = span
+                    .record_copies
+                    .then_some(Recording::Long(crate::out::MIN_COPIED));
                 map_input_messages(request.messages.as_ref(), Some(text), out, scrubber, record);
                 map_request(&request, out);
             }
-            Ok(_) => map_input_messages(None, None, out, scrubber, false),
+            Ok(_) => map_input_messages(None, None, out, scrubber, None),
             Err(_) => {
                 out.problems |= parse_failure(text, problem::INPUT_NOT_JSON);
                 if out.problems & problem::NEEDS_JS != 0 {
@@ -584,7 +586,7 @@ fn map_model<'a>(
             }
         }
     } else {
-        map_input_messages(None, None, out, scrubber, false);
+        map_input_messages(None, None, out, scrubber, None);
     }
 
     // Output: messages, finish reasons, tokens, cost, response id and model.
@@ -614,7 +616,10 @@ fn map_model<'a>(
     let raw_meta = object(&response.raw);
     let custom_meta = object(&response.custom);
     let refused = [raw_meta, custom_meta].into_iter().flatten().any(refusal);
-    map_answers(&response, text, refused, out, scrubber, span.record_copies);
+    let record = span
+        .record_copies
+        .then_some(Recording::Long(crate::out::MIN_COPIED));
+    map_answers(&response, text, refused, out, scrubber, record);
 
     let raw_usage = raw_meta
         .and_then(|m| object(&m.usage))
@@ -692,7 +697,7 @@ fn map_input_messages<'a>(
     source: Option<&str>,
     out: &mut Mapped<'a>,
     scrubber: Option<&Scrubber>,
-    record: bool,
+    record: Option<Recording>,
 ) {
     let messages: &[Shape<Message<'a>>] = match messages {
         None | Some(ArrayShape::Null) => &[],
@@ -707,13 +712,14 @@ fn map_input_messages<'a>(
         return;
     }
     let (conversation, system_bytes) = sc::messages_bytes(messages);
+    let written_from = source.unwrap_or("");
     let source = SourceScrubber::of(scrubber, source);
     let mut text = Out::with_hint(conversation)
         .scrubbing(source.as_ref())
-        .recording(record);
+        .recording(record, written_from);
     let mut system = Out::with_hint(if system_bytes > 2 { system_bytes } else { 0 })
         .scrubbing(source.as_ref())
-        .recording(record);
+        .recording(record, written_from);
     text.push('[');
     let mut first_system = true;
     for message in messages {
@@ -767,7 +773,7 @@ fn map_answers<'a>(
     refused: bool,
     out: &mut Mapped<'a>,
     scrubber: Option<&Scrubber>,
-    record: bool,
+    record: Option<Recording>,
 ) {
     // ok: at most one entry per candidate kept by the reader.
     let mut answers: Vec<(&Message<'a>, Option<Raw<'a>>)> = Vec::new();
@@ -816,7 +822,7 @@ fn map_answers<'a>(
         });
         let mut text = Out::with_hint(hint)
             .scrubbing(scrub.as_ref())
-            .recording(record);
+            .recording(record, source);
         if reasons.try_reserve(answers.len()).is_err() {
             out.problems |= problem::OUTPUT_SHAPE;
             return;

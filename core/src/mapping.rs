@@ -9,7 +9,7 @@
 use crate::genkit::{
     ArrayShape, Candidate, GenerateRequest, GenerateResponse, Message, Raw, Shape,
 };
-use crate::out::{try_push, Copied, Out, OutOfMemory};
+use crate::out::{try_push, Copied, Out, OutOfMemory, Recording};
 use crate::scrub::{Scrubber, SourceScrubber};
 use crate::semconv::{
     check_message, check_messages, message_bytes, messages_bytes, raw_is_str, raw_is_truthy,
@@ -115,16 +115,17 @@ pub fn map_model_scrubbed<'a>(
     output: Option<&'a str>,
     scrubber: Option<&Scrubber>,
 ) -> ModelAttributes<'a> {
-    map_model_recorded(input, output, scrubber, false)
+    map_model_recorded(input, output, scrubber, None)
 }
 
-/// [`map_model_scrubbed`], and with `record` the pieces of the three message attributes copied
-/// from `input` / `output` ([`ModelAttributes::copies`]): the same attributes either way.
+/// [`map_model_scrubbed`], and with `record` the pieces of at least that many bytes of the three
+/// message attributes copied from `input` / `output` ([`ModelAttributes::copies`],
+/// [`Out::recording`]): the same attributes either way.
 pub fn map_model_recorded<'a>(
     input: Option<&'a str>,
     output: Option<&'a str>,
     scrubber: Option<&Scrubber>,
-    record: bool,
+    record: Option<Recording>,
 ) -> ModelAttributes<'a> {
     let mut attrs = ModelAttributes::default();
     map_input(input, &mut attrs, scrubber, record);
@@ -176,7 +177,7 @@ fn map_input<'a>(
     input: Option<&'a str>,
     attrs: &mut ModelAttributes<'a>,
     scrubber: Option<&Scrubber>,
-    record: bool,
+    record: Option<Recording>,
 ) {
     let parsed = match input {
         None => None,
@@ -203,12 +204,13 @@ fn map_input<'a>(
     }
     let (conversation, system_bytes) = messages_bytes(messages);
     let source = SourceScrubber::of(scrubber, input);
+    let text = input.unwrap_or("");
     let mut out = Out::with_hint(conversation)
         .scrubbing(source.as_ref())
-        .recording(record);
+        .recording(record, text);
     let mut system = Out::with_hint(if system_bytes > 2 { system_bytes } else { 0 })
         .scrubbing(source.as_ref())
-        .recording(record);
+        .recording(record, text);
     let mut first_message = true;
     let mut first_system_part = true;
     out.push('[');
@@ -256,7 +258,7 @@ fn map_output<'a>(
     output: &'a str,
     attrs: &mut ModelAttributes<'a>,
     scrubber: Option<&Scrubber>,
-    record: bool,
+    record: Option<Recording>,
 ) {
     let response = match serde_json::from_str::<Shape<GenerateResponse<'a>>>(output) {
         Ok(Shape::Object(response)) => response,
@@ -273,7 +275,7 @@ fn map_output<'a>(
             let source = SourceScrubber::of(scrubber, Some(output));
             let mut out = Out::with_hint(message_bytes(m).saturating_add(2))
                 .scrubbing(source.as_ref())
-                .recording(record);
+                .recording(record, output);
             out.push('[');
             write_message(&mut out, m, response.finish_reason);
             out.push(']');
@@ -291,7 +293,7 @@ fn map_output<'a>(
                     attrs,
                     &mut finish_reasons,
                     source.as_ref(),
-                    record,
+                    record.map(|min| (min, output)),
                 );
                 if written.is_err() {
                     attrs.problems |= OUT_OF_MEMORY_FLAGS;
@@ -330,7 +332,7 @@ fn map_candidates<'a>(
     attrs: &mut ModelAttributes<'a>,
     finish_reasons: &mut Option<Vec<Raw<'a>>>,
     scrub: Option<&SourceScrubber<'_>>,
-    record: bool,
+    record: Option<(Recording, &str)>,
 ) -> Result<(), OutOfMemory> {
     let hint = candidates.iter().fold(2usize, |sum, c| match c {
         Shape::Object(Candidate {
@@ -339,7 +341,10 @@ fn map_candidates<'a>(
         }) => sum.saturating_add(message_bytes(m)),
         _ => sum,
     });
-    let mut out = Out::with_hint(hint).scrubbing(scrub).recording(record);
+    let (min, source) = record.unzip();
+    let mut out = Out::with_hint(hint)
+        .scrubbing(scrub)
+        .recording(min, source.unwrap_or(""));
     let mut reasons = Vec::new();
     let mut wrote = false;
     out.push('[');

@@ -39,9 +39,20 @@ pub struct Copied {
     pub len: usize,
 }
 
-/// Pieces shorter than this are not recorded ([`Out::recording`]): their bookkeeping would cost
-/// more than transcoding them.
+/// The shortest piece worth recording to spare its transcoding ([`Out::recording`]): shorter
+/// ones cost more in bookkeeping.
 pub const MIN_COPIED: usize = 32;
+
+/// Which appended pieces an output records ([`Out::recording`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recording {
+    /// Those of at least this many bytes (where a piece only spares its transcoding:
+    /// [`MIN_COPIED`]).
+    Long(usize),
+    /// Those holding this byte (where every such byte must be traced to its source: the napi
+    /// binding's narrowed texts, whose placeholder it is).
+    Holding(u8),
+}
 
 /// A UTF-8 text buffer whose growth never aborts. Growth is amortised (`try_reserve` doubles), so
 /// appending costs the same as with `String`. `'s`: the scrubber it may carry.
@@ -57,8 +68,10 @@ pub struct Out<'s> {
     /// Scrubbing a value failed (an allocation): the output is failed and must be left out,
     /// not written unscrubbed ([`Out::withheld`]).
     withheld: bool,
-    /// Whether pushed pieces of at least [`MIN_COPIED`] bytes are recorded in `copies`.
-    record: bool,
+    /// Which pushed pieces are recorded in `copies` (`None`: none), and the address range of the
+    /// text pieces are recorded from (start, length).
+    record: Option<Recording>,
+    source: (usize, usize),
     /// The recorded pieces, in output order, adjacent pieces of one source joined.
     copies: Vec<Copied>,
 }
@@ -104,7 +117,7 @@ impl<'s> Out<'s> {
             self.text = String::new();
             return;
         }
-        if self.record && s.len() >= MIN_COPIED && self.record_copy(s).is_err() {
+        if self.record.is_some_and(|r| self.records(r, s)) && self.record_copy(s).is_err() {
             self.failed = true;
             self.text = String::new();
             return;
@@ -133,11 +146,30 @@ impl<'s> Out<'s> {
         )
     }
 
-    /// This output, recording the pieces of at least [`MIN_COPIED`] bytes that are appended
-    /// ([`Copied`], [`Out::finish_with_copies`]) when `on`.
-    pub fn recording(mut self, on: bool) -> Out<'s> {
-        self.record = on;
+    /// This output, recording the appended pieces that lie in `source` and that `recording`
+    /// selects ([`Copied`], [`Out::finish_with_copies`]; `None`: none).
+    pub fn recording(mut self, recording: Option<Recording>, source: &str) -> Out<'s> {
+        self.record = recording;
+        self.source = (source.as_ptr() as usize, source.len());
         self
+    }
+
+    /// Whether piece `s` is to be recorded.
+    fn records(&self, recording: Recording, s: &str) -> bool {
+        if s.is_empty() || !self.in_source(s) {
+            return false;
+        }
+        match recording {
+            Recording::Long(min) => s.len() >= min,
+            Recording::Holding(byte) => memchr::memchr(byte, s.as_bytes()).is_some(),
+        }
+    }
+
+    /// Whether `s` lies in the source given to [`Out::recording`].
+    fn in_source(&self, s: &str) -> bool {
+        let (start, len) = self.source;
+        let at = s.as_ptr() as usize;
+        at >= start && at - start <= len && s.len() <= len - (at - start)
     }
 
     /// This output, scrubbing with `scrubber` the values copied from the source text it was made
@@ -294,16 +326,16 @@ mod tests {
     #[test]
     fn recording_keeps_the_long_pieces_and_joins_adjacent_ones() {
         let source = format!("{}{}", "a".repeat(40), "é".repeat(20));
-        let mut out = Out::new().recording(true);
+        let mut out = Out::new().recording(Some(Recording::Long(MIN_COPIED)), &source);
         out.push('[');
         out.push_str("short"); // under MIN_COPIED: not recorded
         out.push_str(&source[..40]);
         out.push_str(&source[40..]); // continues the previous piece in both texts
-        out.push_str(&"b".repeat(MIN_COPIED)); // another text
+        out.push_str(&"b".repeat(MIN_COPIED)); // another text: not recorded
         out.push(']');
         let (text, copies) = out.finish_with_copies().unwrap();
         let base = source.as_ptr() as usize;
-        assert_eq!(copies.len(), 2);
+        assert_eq!(copies.len(), 1);
         assert_eq!(
             copies[0],
             Copied {
@@ -313,8 +345,19 @@ mod tests {
             }
         );
         assert_eq!(&text[6..6 + source.len()], source);
-        assert_eq!(copies[1].at, 6 + source.len());
-        assert_eq!(copies[1].len, MIN_COPIED);
+        // Holding a byte: the pieces with it, however short.
+        let mut out = Out::new().recording(Some(Recording::Holding(0xA9)), &source);
+        out.push_str(&source[..40]); // no é
+        out.push_str(&source[40..42]); // one é
+        let (_, copies) = out.finish_with_copies().unwrap();
+        assert_eq!(
+            copies,
+            [Copied {
+                at: 40,
+                src: base + 40,
+                len: 2
+            }]
+        );
         // Not recording: none.
         let mut out = Out::new();
         out.push_str(&source);

@@ -5,7 +5,7 @@
 //! (its bytes in the output equal the bytes at its address in `genkit:input` or `genkit:output`).
 //! The pieces cover most of the multi-byte text, which is what makes them worth recording.
 
-use genkit_for_maple_core::out::Copied;
+use genkit_for_maple_core::out::{Copied, Recording};
 use genkit_for_maple_core::scrub::Scrubber;
 use genkit_for_maple_core::span::{Mapper, Mode, Options, SpanInput, Value};
 use genkit_for_maple_core::{map_model_recorded, ModelAttributes};
@@ -72,7 +72,7 @@ fn check(text: &str, copies: &[Copied], sources: &[&str]) -> usize {
                 let start = s.as_ptr() as usize;
                 c.src >= start && c.src + c.len <= start + s.len()
             })
-            .expect("a piece lies in a source");
+            .expect("a piece lies in its source");
         let from = c.src - source.as_ptr() as usize;
         assert_eq!(piece, &source.as_bytes()[from..from + c.len]);
         covered += c.len;
@@ -119,8 +119,8 @@ fn reference_mode_records_true_pieces_and_changes_nothing() {
             });
             let (i, o) = (input.as_deref(), output.as_deref());
             for scrub in [None, Some(&scrubber)] {
-                let plain = map_model_recorded(i, o, scrub, false);
-                let recorded = map_model_recorded(i, o, scrub, true);
+                let plain = map_model_recorded(i, o, scrub, None);
+                let recorded = map_model_recorded(i, o, scrub, Some(Recording::Long(1)));
                 same_attributes(&plain, &recorded);
                 assert!(plain.copies.iter().all(Vec::is_empty));
                 let sources: Vec<&str> = [i, o].into_iter().flatten().collect();

@@ -1,0 +1,228 @@
+//! Reference mode's model spans with multi-byte text, mapped without transcoding it (issue 9).
+//!
+//! V8 gives a non-ASCII string as UTF-16; the core maps UTF-8. Transcoding both ways was a third
+//! of a multi-byte span's time (BENCHMARKS.md "Stop 21"), and the copies of `src/copies.rs` only
+//! spare the way back. Here the inputs are *narrowed* instead ([`utf::narrow`]): one byte a code
+//! unit, ASCII as it is and every other unit [`utf::PLACEHOLDER`]. The narrowed JSON has the same
+//! structure, the same string literals at the same offsets (in code units), and the same answer to
+//! everything reference mode's mapping asks of a text (whether it is valid JSON and of which
+//! shape, whether a role is `"system"` or `"model"`, whether a value is truthy, the raw extent of
+//! each value it copies): the core maps it as it is, recording the pieces it copies
+//! (`Out::recording`), and each output is rebuilt in UTF-16 from the pieces' code units in the
+//! inputs (byte offset = unit offset) and the writers' own ASCII structure around them.
+//!
+//! The mapping is used only where that is exact, and otherwise the span takes the usual path (the
+//! inputs transcoded from the units already read):
+//! - content rules that change nothing of a clean text: none, or capture on, no cap, no user
+//!   secret pattern (a user regex may read the characters), and each input *clean*: no needle of
+//!   the built-in patterns and no `\u` escape, so that scrubbing has nothing to do in either text
+//!   (the needles are ASCII, and a placeholder is in none of them);
+//! - the core's answer needs no JavaScript (`NEEDS_JS`: the usual path gives it the same way);
+//! - every placeholder of an output lies in a piece copied from an input (a decoded or scrubbed
+//!   value, or a finish reason or token count holding one, cannot be traced to its units).
+
+use super::copies::Source;
+use super::{problem, utf, Call, OUT_OF_MEMORY};
+use genkit_for_maple_core::content::Content;
+use genkit_for_maple_core::out::{Copied, Recording};
+use genkit_for_maple_core::scrub::{has_unicode_escape, Scrubber};
+use genkit_for_maple_core::{map_model_recorded, Scalar};
+use std::ffi::CStr;
+
+/// Whether content rules `rules` leave every clean value as it is (the first condition of the
+/// module docs).
+pub(crate) fn rules_allow(rules: Option<&Content>) -> bool {
+    rules.is_none_or(|r| {
+        r.captures()
+            && r.max_bytes().is_none()
+            && r.scrubber().is_none_or(|s| !s.has_user_patterns())
+    })
+}
+
+/// Whether a narrowed input holds nothing the secret scrubber could change.
+fn clean(text: Option<&str>, scrubber: Option<&Scrubber>) -> bool {
+    text.is_none_or(|t| !has_unicode_escape(t.as_bytes()) && scrubber.is_none_or(|s| s.is_clean(t)))
+}
+
+/// One piece of an output ([`pieces`]).
+enum Piece<'a> {
+    /// Text the writers wrote or an ASCII input's copy: as it is, widened.
+    Ascii(&'a [u8]),
+    /// A copy from an input that is not ASCII: its code units.
+    Units(&'a [u16]),
+}
+
+/// Calls `f` with the pieces of narrowed output `text` in order: each recorded copy that checks
+/// out against its (narrowed) source, as that source's code units, and everything between as
+/// bytes. Stops at the first `false` from `f`, and answers `false` then.
+fn pieces(
+    text: &str,
+    copies: &[Copied],
+    sources: &[Source<'_>],
+    mut f: impl FnMut(Piece<'_>) -> bool,
+) -> bool {
+    let bytes = text.as_bytes();
+    let mut done = 0;
+    for copy in copies {
+        let Some(end) = copy.at.checked_add(copy.len) else {
+            continue;
+        };
+        if copy.at < done || end > bytes.len() || copy.len == 0 {
+            continue;
+        }
+        let found = sources.iter().find_map(|s| {
+            let start = s.utf8.as_ptr() as usize;
+            let from = copy.src.checked_sub(start)?;
+            let to = from.checked_add(copy.len)?;
+            (to <= s.utf8.len() && s.utf8.as_bytes()[from..to] == bytes[copy.at..end])
+                .then_some((s, from, to))
+        });
+        let Some((source, from, to)) = found else {
+            continue;
+        };
+        let ok = f(Piece::Ascii(&bytes[done..copy.at]))
+            && match source.units.get(from..to) {
+                // Narrowed, the source's offsets are its units' offsets.
+                Some(units) if !source.units.is_empty() => f(Piece::Units(units)),
+                _ => f(Piece::Ascii(&bytes[copy.at..end])),
+            };
+        if !ok {
+            return false;
+        }
+        done = end;
+    }
+    f(Piece::Ascii(&bytes[done..]))
+}
+
+/// The UTF-16 of narrowed output `text` (its code units: one a byte), or `None` when a
+/// placeholder lies outside the copies or memory cannot be had.
+fn rebuild(text: &str, copies: &[Copied], sources: &[Source<'_>]) -> Option<Vec<u16>> {
+    // First whether it can be rebuilt (nothing written yet), then the rebuild.
+    let placeholder = |b: &[u8]| b.contains(&utf::PLACEHOLDER);
+    let traceable = pieces(text, copies, sources, |p| match p {
+        Piece::Ascii(b) => !placeholder(b),
+        Piece::Units(_) => true,
+    });
+    if !traceable {
+        return None;
+    }
+    let mut units: Vec<u16> = Vec::new();
+    units.try_reserve_exact(text.len()).ok()?;
+    pieces(text, copies, sources, |p| {
+        match p {
+            Piece::Ascii(b) => units.extend(b.iter().map(|&c| u16::from(c))),
+            Piece::Units(u) => units.extend_from_slice(u),
+        }
+        true
+    });
+    (units.len() == text.len()).then_some(units)
+}
+
+/// Maps a model span whose inputs were read narrowed (`input`, `output`; `sources` the same
+/// texts with their code units, empty for an ASCII one) and writes its attributes, as
+/// `map_model_span` does on the usual path; `None` (nothing written) where that would not be
+/// exact (module docs): the caller then maps the span the usual way.
+pub(crate) fn map_model_span(
+    call: &Call,
+    rules: Option<&Content>,
+    input: Option<&str>,
+    output: Option<&str>,
+    skip_input: bool,
+    sources: &[Source<'_>; 2],
+) -> Option<u32> {
+    let scrubber = rules.and_then(|r| r.scrubber());
+    if !clean(input, scrubber) || !clean(output, scrubber) {
+        return None;
+    }
+    // Clean inputs: scrubbing would change nothing, so none is attached.
+    // Every piece holding a placeholder is recorded, however short: a placeholder outside them
+    // stops the mapping.
+    let record = Some(Recording::Holding(utf::PLACEHOLDER));
+    let mut attrs = map_model_recorded(input, output, None, record);
+    if attrs.problems & problem::NEEDS_JS != 0 {
+        return None;
+    }
+    if skip_input {
+        attrs.input_messages = None;
+        attrs.system_instructions = None;
+    }
+    let traced = |raw: &genkit_for_maple_core::genkit::Raw<'_>| {
+        !raw.get().as_bytes().contains(&utf::PLACEHOLDER)
+    };
+    let raws = attrs.finish_reasons.iter().flatten();
+    if !raws
+        .chain(attrs.input_tokens.iter())
+        .chain(attrs.output_tokens.iter())
+        .all(traced)
+    {
+        return None;
+    }
+    let mut reasons: Option<Vec<Scalar<'_>>> = None;
+    if let Some(raws) = &attrs.finish_reasons {
+        let mut list = Vec::new();
+        if list.try_reserve_exact(raws.len()).is_err() {
+            return Some(OUT_OF_MEMORY);
+        }
+        list.extend(raws.iter().map(|raw| Scalar::of(raw)));
+        reasons = Some(list);
+    }
+    let input_tokens = attrs.input_tokens.map(Scalar::of);
+    let output_tokens = attrs.output_tokens.map(Scalar::of);
+    let compound = reasons
+        .iter()
+        .flatten()
+        .chain(input_tokens.iter())
+        .chain(output_tokens.iter());
+    if compound.into_iter().any(|s| matches!(s, Scalar::Json(_))) {
+        return Some(attrs.problems | problem::NEEDS_JS);
+    }
+    // Every message attribute rebuilt before anything is written.
+    let keys: [&'static CStr; 3] = [
+        c"gen_ai.input.messages",
+        c"gen_ai.system_instructions",
+        c"gen_ai.output.messages",
+    ];
+    let texts = [
+        attrs.input_messages.take(),
+        attrs.system_instructions.take(),
+        attrs.output_messages.take(),
+    ];
+    let mut built: [Option<Built>; 3] = [None, None, None];
+    for ((text, copies), slot) in texts.into_iter().zip(&attrs.copies).zip(&mut built) {
+        let Some(text) = text else { continue };
+        *slot = Some(if text.as_bytes().contains(&utf::PLACEHOLDER) {
+            Built::Units(rebuild(&text, copies, sources)?)
+        } else {
+            // No placeholder: the text is the output as it is (ASCII).
+            Built::Ascii(text)
+        });
+    }
+    // The rules change nothing of these values (`rules_allow`, clean inputs): written as the
+    // usual path writes an unchanged value.
+    let mut problems = attrs.problems;
+    for (key, value) in keys.into_iter().zip(built) {
+        problems |= match value {
+            None => 0,
+            Some(Built::Ascii(text)) => {
+                call.set_string_owned(key, text, super::copies::Pieces::NONE)
+            }
+            Some(Built::Units(units)) => call.set_units(key, units),
+        };
+    }
+    if let Some(reasons) = &reasons {
+        problems |= call.set_list(c"gen_ai.response.finish_reasons", reasons);
+    }
+    if let Some(v) = &input_tokens {
+        problems |= call.set_scalar(c"gen_ai.usage.input_tokens", v);
+    }
+    if let Some(v) = &output_tokens {
+        problems |= call.set_scalar(c"gen_ai.usage.output_tokens", v);
+    }
+    Some(problems)
+}
+
+/// A message attribute ready to be written.
+enum Built {
+    Ascii(String),
+    Units(Vec<u16>),
+}
