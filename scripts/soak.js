@@ -12,7 +12,7 @@
 //              anonymous RSS is every n spans.
 // Each prints RSS (anonymous and file-backed) and heap used after GC at the baseline and at the end,
 // and fails when heap used grows more than 10% over the baseline, and (processor phase) anonymous
-// RSS too (CI runs both whole, no rerun).
+// RSS outside V8's resident heap too (V8-NOTE; CI runs both whole, no rerun).
 const path = require("node:path")
 const { spawnSync } = require("node:child_process")
 
@@ -42,8 +42,18 @@ const { load } = require(path.join(root, "__test__", "helpers", "fixtures.js"))
 // of which file-backed 42.1 -> 47.4 MB (code of node and of the addon paged in as rarely-run paths
 // execute: JIT tiers, GC phases, the JS fallback's error paths) and anonymous 30.7 -> 32.4 MB, with
 // V8's committed heap unchanged (25.4 MB) and heap used flat. A leak would be anonymous memory, so
-// the check is on anonymous RSS and V8 heap used (each within 10% of the baseline), and there is no
+// the check was on anonymous RSS and V8 heap used (each within 10% of the baseline), with no
 // rerun; total RSS and its file-backed part are printed.
+// V8-NOTE: then CI failed it twice in a row (2026-12-03, fresh clones, `CI=true .ci/run`): anonymous
+// RSS 46.2 -> 62.0 MB (+34%) with V8's committed heap 24.9 -> 40.9 MB (+16.0 MB) and heap used
+// 7.4 -> 7.3 MB; the other +0.2 MB was outside V8. That is V8 sizing its heap, not memory anything
+// holds: V8 grows its young generation when scavenges see high survival, and the timing of its GCs
+// decides when (this phase's new space is 16.0 MB committed at the baseline; the exporter phase's
+// is 32.0 MB from its start, exactly the +16.0 MB); ten local runs of the same commit kept V8's
+// committed heap at 24.9-25.4 MB. So the processor phase checks
+// anonymous RSS outside V8's resident heap (where the addon's and Node's malloc live: a native
+// leak) and V8 heap used (a JavaScript leak), each within 10% of the baseline, and prints V8's
+// committed heap and its young generation.
 // EXPORTER-NOTE: the exporter phase's anonymous RSS, read right after gc() as the processor phase
 // reads it, grew 6.7% in one run and 50% in another of the same 200,000 spans. Measured
 // 2026-11-30 (glibc 2.36, Node 20, this 2-core machine) with
@@ -107,8 +117,11 @@ function measure() {
     file = Number(/RssFile:\s+(\d+)/.exec(status)[1]) * 1024
   } catch {}
   // V8's heap as resident (committed pages touched so far), for anonymous RSS outside it.
-  const v8Resident = require("node:v8").getHeapStatistics().total_physical_size
-  return { rss: m.rss, heap: m.heapUsed, heapTotal: m.heapTotal, external: m.external, anon, file, v8Resident }
+  const v8 = require("node:v8")
+  const v8Resident = v8.getHeapStatistics().total_physical_size
+  // V8's young generation as committed (V8-NOTE).
+  const young = v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space")?.space_size ?? NaN
+  return { rss: m.rss, heap: m.heapUsed, heapTotal: m.heapTotal, external: m.external, anon, file, v8Resident, young }
 }
 /**
  * Anonymous RSS after GC once the finalizers that free native buffers have run (Node frees an
@@ -154,7 +167,7 @@ function anonymousMappings() {
   return out
 }
 
-const detail = (m) => `(anon ${mb(m.anon)}, file ${mb(m.file)}, V8 heap committed ${mb(m.heapTotal)}, external ${mb(m.external)})`
+const detail = (m) => `(anon ${mb(m.anon)}, file ${mb(m.file)}, V8 heap committed ${mb(m.heapTotal)} of which new space ${mb(m.young)}, V8 resident ${mb(m.v8Resident)}, external ${mb(m.external)})`
 
 if (process.argv.includes("--exporter")) exporterSoak().catch((error) => {
   console.error(error)
@@ -166,10 +179,15 @@ function verdict({ baseline, end, done, started, failures, label, nativeBound })
   const seconds = (Date.now() - started) / 1000
   console.log(`${label}: baseline ${detail(baseline)}`)
   console.log(`${label}: after ${done.toLocaleString("en")} spans: rss ${mb(end.rss)}, heap used ${mb(end.heap)} ${detail(end)} (${seconds.toFixed(1)} s, ${Math.round(done / seconds).toLocaleString("en")} spans/s)`)
-  // The RSS check is on anonymous memory where Linux reports it (see PLATEAU-NOTE), else on RSS.
+  // The RSS check is on anonymous memory outside V8's resident heap where Linux reports it (see
+  // PLATEAU-NOTE, V8-NOTE), else on RSS.
   const anon = Number.isFinite(end.anon) && Number.isFinite(baseline.anon)
   const growth = { heap: end.heap / baseline.heap - 1 }
-  if (nativeBound === undefined || !anon) growth[anon ? "anonymous rss" : "rss"] = anon ? end.anon / baseline.anon - 1 : end.rss / baseline.rss - 1
+  const native = (m) => m.anon - m.v8Resident
+  if (nativeBound === undefined && anon) {
+    console.log(`${label}: anonymous RSS outside V8's heap ${mb(native(baseline))} -> ${mb(native(end))}`)
+    growth["anonymous rss outside V8's heap"] = native(end) / native(baseline) - 1
+  } else if (!anon) growth.rss = end.rss / baseline.rss - 1
   else {
     // Exporter (EXPORTER-NOTE): native memory in use (malloc, every arena), within nativeBound bytes.
     const grew = end.malloc - baseline.malloc
