@@ -229,9 +229,10 @@ impl Call {
     ) -> Read {
         keep.clear();
         let read = self.read_string_into(value, buf, Some(&mut *keep), narrow);
-        // ASCII, nothing to keep: no unit above 0x7F (transcoded: as many UTF-8 bytes as units).
+        // ASCII, nothing to keep: no unit above 0x7F (transcoded: as many UTF-8 bytes as units;
+        // narrowed: no placeholder byte, or only DEL itself where there is one).
         let ascii = if narrow {
-            keep.iter().all(|&u| u < 0x80)
+            memchr::memchr(utf::PLACEHOLDER, buf.as_bytes()).is_none() || utf::is_ascii_units(keep)
         } else {
             buf.len() == keep.len()
         };
@@ -355,9 +356,10 @@ impl Call {
     }
 
     /// `units` into `buf`: transcoded to UTF-8 (one pass), or with `narrow` and a unit above
-    /// 0x7F, narrowed ([`utf::narrow`]; an ASCII text is the same either way).
+    /// 0x7F, narrowed ([`utf::narrow`]; an ASCII text is the same either way, and simdutf's
+    /// ASCII path costs less than the validation and the loop narrowing takes).
     fn convert(&self, units: &[u16], buf: &mut String, narrow: bool) -> Read {
-        let converted = if narrow && !units.iter().all(|&u| u < 0x80) {
+        let converted = if narrow && !utf::is_ascii_units(units) {
             utf::narrow(units, buf)
         } else {
             utf::utf16_to_utf8_in_one_pass(units, buf)

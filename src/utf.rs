@@ -194,6 +194,19 @@ pub fn narrow(src: &[u16], dst: &mut String) -> Result<(), Utf> {
     Ok(())
 }
 
+/// Whether every code unit of `units` is ASCII (below 0x80). An OR over blocks of 32 units, which
+/// the compiler vectorises: `iter().all(..)` stops at each unit and ran one unit a step (4
+/// instructions a unit: about 60k instructions on a 10 KB ASCII `genkit:input`, read twice).
+pub fn is_ascii_units(units: &[u16]) -> bool {
+    let mut blocks = units.chunks_exact(32);
+    for block in &mut blocks {
+        if block.iter().fold(0u16, |acc, &u| acc | u) >= 0x80 {
+            return false;
+        }
+    }
+    blocks.remainder().iter().all(|&u| u < 0x80)
+}
+
 /// Whether `text` is ASCII (simdutf; SIMD).
 pub fn is_ascii(text: &str) -> bool {
     simdutf::validate_ascii(text.as_bytes())
@@ -272,6 +285,21 @@ mod tests {
         assert_eq!(out.as_bytes(), b"a\x7f\x7f\x7f\x7f\x7f\"\\z");
         assert_eq!(narrow(&[0x61, 0xD800], &mut out), Err(Utf::NotWellFormed));
         assert!(out.is_empty());
+    }
+
+    #[test]
+    fn ascii_units_at_every_position_and_length() {
+        for len in [0usize, 1, 31, 32, 33, 63, 64, 65, 100] {
+            let ascii: Vec<u16> = (0..len).map(|i| (i % 0x80) as u16).collect();
+            assert!(is_ascii_units(&ascii), "{len}");
+            for at in 0..len {
+                for unit in [0x80u16, 0xFF, 0x100, 0x7FF, 0xD800, 0xFFFF] {
+                    let mut units = ascii.clone();
+                    units[at] = unit;
+                    assert!(!is_ascii_units(&units), "{len} {at} {unit:#x}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -104,7 +104,7 @@ impl<'s> Out<'s> {
     }
 
     /// Appends `s`; once an allocation has failed, does nothing.
-    #[inline]
+    #[inline(always)]
     pub fn push_str(&mut self, s: &str) {
         if self.failed {
             return;
