@@ -93,6 +93,15 @@ pub const HANDOFF_UNITS: usize = 16 << 20;
 /// copy (2 bytes per unit). Below it the extra length pass costs more than the copy it spares.
 pub const LATIN1_UNITS: usize = 64 << 10;
 
+/// From this many UTF-16 code units in `genkit:input` and `genkit:output` together (when one of
+/// them is not ASCII), complete mode's writers record the pieces they copy and the outputs take
+/// those pieces' code units from the inputs (`src/copies.rs`). Below it recording and checking the
+/// pieces cost more than the transcoding they spare: callgrind, complete mode, synthetic
+/// multi-byte model spans, instructions a span: 1 KB 101.2k with the pieces recorded, 97.9k
+/// without; 10 KB 545k either way; 100 KB 3.48M with them, 4.17M transcoded (BENCHMARKS.md
+/// "Stop 28").
+pub const COPIES_MIN_UNITS: usize = 32 << 10;
+
 /// Strings shorter than this less one (UTF-16 code units) are read by [`Call::read_string`] in
 /// one napi call into a stack buffer of this size.
 const SHORT_UNITS: usize = 256;

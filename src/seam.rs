@@ -694,8 +694,11 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                     span_id,
                     parent_span_id,
                     end_time_unix_nano: end_time(end_seconds, end_nanos),
-                    // The writers record their copies when an input's UTF-16 is kept.
-                    record_copies: !input_units.is_empty() || !output_units.is_empty(),
+                    // The writers record their copies when an input's UTF-16 is kept and the
+                    // texts are long enough (`COPIES_MIN_UNITS`: below, it costs more than it
+                    // spares).
+                    record_copies: (!input_units.is_empty() || !output_units.is_empty())
+                        && input_units.len() + output_units.len() >= super::COPIES_MIN_UNITS,
                 };
                 // The state is borrowed only while the pure-Rust core runs; a re-entrant call
                 // (a getter that ends a span) finds it borrowed only if it re-enters from here,

@@ -242,6 +242,7 @@ impl<'s> Out<'s> {
     }
 
     /// Appends one character (an ASCII delimiter, in practice).
+    #[inline]
     pub fn push(&mut self, c: char) {
         let mut utf8 = [0u8; 4];
         self.push_str(c.encode_utf8(&mut utf8));
