@@ -26,6 +26,28 @@ pub(crate) struct Source<'a> {
     pub units: &'a [u16],
 }
 
+impl<'a> Source<'a> {
+    /// The two sources of a model span: `genkit:input` and `genkit:output` as read (`None`: not a
+    /// string, an empty source) with their kept code units.
+    pub fn pair(
+        input: Option<&'a str>,
+        output: Option<&'a str>,
+        input_units: &'a [u16],
+        output_units: &'a [u16],
+    ) -> [Source<'a>; 2] {
+        [
+            Source {
+                utf8: input.unwrap_or(""),
+                units: input_units,
+            },
+            Source {
+                utf8: output.unwrap_or(""),
+                units: output_units,
+            },
+        ]
+    }
+}
+
 /// An output's recorded pieces and the sources they may come from: what [`utf16_of`] needs.
 #[derive(Clone, Copy)]
 pub(crate) struct Pieces<'a> {
@@ -192,17 +214,17 @@ mod tests {
     fn any_pieces_give_the_outputs_utf16() {
         let input = r#"{"messages":[{"content":[{"text":"東京の天気は晴れ 😀 café"}]},{"content":[{"text":"second 서울 text"}]}]}"#;
         let input16 = units(input);
-        let a = input.find("\"東京").unwrap();
-        let a_end = input[a..].find("\"}").unwrap() + a + 1;
-        let b = input.find("\"second").unwrap();
-        let b_end = input[b..].find("\"}").unwrap() + b + 1;
+        let a = input.find("\"東京").unwrap(); // ok: a test (cfg(test)); the needle is in the literal above
+        let a_end = input[a..].find("\"}").unwrap() + a + 1; // ok: a test (cfg(test)); the needle is in the literal above
+        let b = input.find("\"second").unwrap(); // ok: a test (cfg(test)); the needle is in the literal above
+        let b_end = input[b..].find("\"}").unwrap() + b + 1; // ok: a test (cfg(test)); the needle is in the literal above
         let text = format!(
             r#"[{{"parts":[{{"content":{}}}]}},{{"parts":[{{"content":{}}}]}}]"#,
             &input[a..a_end],
             &input[b..b_end]
         );
-        let at_a = text.find("\"東京").unwrap();
-        let at_b = text.find("\"second").unwrap();
+        let at_a = text.find("\"東京").unwrap(); // ok: a test (cfg(test)); the needle is in the literal above
+        let at_b = text.find("\"second").unwrap(); // ok: a test (cfg(test)); the needle is in the literal above
         let base = input.as_ptr() as usize;
         let good = [
             Copied {

@@ -49,7 +49,7 @@ extern crate napi_derive;
 
 use genkit_for_maple_core::out::{Recording, MIN_COPIED};
 use genkit_for_maple_core::{
-    map_model_recorded, map_tool_result, otlp, problem, Scalar, ToolResult,
+    map_model_recorded, map_tool_result, otlp, problem, ModelAttributes, Scalar, ToolResult,
 };
 use napi::bindgen_prelude::Buffer;
 use napi::sys;
@@ -916,6 +916,60 @@ fn call_with_sink(
     }
 }
 
+/// A model span's finish reasons and token counts as the binding writes them (both entries of
+/// reference mode's model spans: [`map_model_span`] and `narrow::map_model_span`).
+struct ModelScalars<'a> {
+    reasons: Option<Vec<Scalar<'a>>>,
+    input_tokens: Option<Scalar<'a>>,
+    output_tokens: Option<Scalar<'a>>,
+}
+
+impl<'a> ModelScalars<'a> {
+    /// The scalars of `attrs`; `Err` with the flags to answer when they cannot be written here:
+    /// `OUT_OF_MEMORY` (the list's room), `NEEDS_JS` (a compound JSON value, which JavaScript
+    /// writes).
+    fn of(attrs: &ModelAttributes<'a>) -> Result<Self, u32> {
+        let mut reasons = None;
+        if let Some(raws) = &attrs.finish_reasons {
+            let mut list = Vec::new();
+            if list.try_reserve_exact(raws.len()).is_err() {
+                return Err(OUT_OF_MEMORY);
+            }
+            list.extend(raws.iter().map(|raw| Scalar::of(raw)));
+            reasons = Some(list);
+        }
+        let scalars = ModelScalars {
+            reasons,
+            input_tokens: attrs.input_tokens.map(Scalar::of),
+            output_tokens: attrs.output_tokens.map(Scalar::of),
+        };
+        let compound = (scalars.reasons.iter().flatten())
+            .chain(scalars.input_tokens.iter())
+            .chain(scalars.output_tokens.iter())
+            .any(|s| matches!(s, Scalar::Json(_)));
+        if compound {
+            return Err(attrs.problems | problem::NEEDS_JS);
+        }
+        Ok(scalars)
+    }
+
+    /// Writes `gen_ai.response.finish_reasons`, `gen_ai.usage.input_tokens` and
+    /// `gen_ai.usage.output_tokens` (those present); returns the problem flags of the writes.
+    fn write(&self, call: &Call) -> u32 {
+        let mut problems = 0;
+        if let Some(reasons) = &self.reasons {
+            problems |= call.set_list(c"gen_ai.response.finish_reasons", reasons);
+        }
+        if let Some(v) = &self.input_tokens {
+            problems |= call.set_scalar(c"gen_ai.usage.input_tokens", v);
+        }
+        if let Some(v) = &self.output_tokens {
+            problems |= call.set_scalar(c"gen_ai.usage.output_tokens", v);
+        }
+        problems
+    }
+}
+
 /// Maps a model span (`genkit:metadata:subtype` `model`). `input` and `output` are the values of
 /// `genkit:input` and `genkit:output` as the JavaScript wrapper read them (once: a getter is never
 /// called twice); each is used only when it is a string. `skipInput` is `true` when reading
@@ -979,16 +1033,7 @@ pub(crate) fn map_model_span(env: sys::napi_env, argv: [sys::napi_value; 9]) -> 
                 if narrow && (!input_units.is_empty() || !output_units.is_empty()) {
                     let input = (has_input == Read::Str).then_some(input_buf.as_str());
                     let output = (has_output == Read::Str).then_some(output_buf.as_str());
-                    let sources = [
-                        copies::Source {
-                            utf8: input.unwrap_or(""),
-                            units: input_units,
-                        },
-                        copies::Source {
-                            utf8: output.unwrap_or(""),
-                            units: output_units,
-                        },
-                    ];
+                    let sources = copies::Source::pair(input, output, input_units, output_units);
                     let rules = rules.as_deref();
                     if let Some(flags) =
                         narrow::map_model_span(&call, rules, input, output, skip_input, &sources)
@@ -1014,40 +1059,16 @@ pub(crate) fn map_model_span(env: sys::napi_env, argv: [sys::napi_value; 9]) -> 
                 let record = (!input_units.is_empty() || !output_units.is_empty())
                     .then_some(Recording::Long(MIN_COPIED));
                 let mut attrs = map_model_recorded(input, output, scrubber, record);
-                let sources = [
-                    copies::Source {
-                        utf8: input.unwrap_or(""),
-                        units: input_units,
-                    },
-                    copies::Source {
-                        utf8: output.unwrap_or(""),
-                        units: output_units,
-                    },
-                ];
+                let sources = copies::Source::pair(input, output, input_units, output_units);
                 let pieces = std::mem::take(&mut attrs.copies);
                 if skip_input {
                     attrs.input_messages = None;
                     attrs.system_instructions = None;
                 }
-                let mut reasons: Option<Vec<Scalar<'_>>> = None;
-                if let Some(raws) = &attrs.finish_reasons {
-                    let mut list = Vec::new();
-                    if list.try_reserve_exact(raws.len()).is_err() {
-                        return OUT_OF_MEMORY;
-                    }
-                    list.extend(raws.iter().map(|raw| Scalar::of(raw)));
-                    reasons = Some(list);
-                }
-                let input_tokens = attrs.input_tokens.map(Scalar::of);
-                let output_tokens = attrs.output_tokens.map(Scalar::of);
-                let compound = reasons
-                    .iter()
-                    .flatten()
-                    .chain(input_tokens.iter())
-                    .chain(output_tokens.iter());
-                if compound.into_iter().any(|s| matches!(s, Scalar::Json(_))) {
-                    return attrs.problems | problem::NEEDS_JS;
-                }
+                let scalars = match ModelScalars::of(&attrs) {
+                    Ok(scalars) => scalars,
+                    Err(flags) => return flags,
+                };
                 let mut problems = attrs.problems;
                 // Content control (issue 11): the processor's mapper's rules, when given.
                 let rules = rules.as_deref();
@@ -1080,16 +1101,7 @@ pub(crate) fn map_model_span(env: sys::napi_env, argv: [sys::napi_value; 9]) -> 
                     }
                 }
                 problems |= content::finish(&call, &written);
-                if let Some(reasons) = &reasons {
-                    problems |= call.set_list(c"gen_ai.response.finish_reasons", reasons);
-                }
-                if let Some(v) = &input_tokens {
-                    problems |= call.set_scalar(c"gen_ai.usage.input_tokens", v);
-                }
-                if let Some(v) = &output_tokens {
-                    problems |= call.set_scalar(c"gen_ai.usage.output_tokens", v);
-                }
-                problems
+                problems | scalars.write(&call)
             })
         })
     }));

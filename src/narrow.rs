@@ -22,11 +22,11 @@
 //!   value, or a finish reason or token count holding one, cannot be traced to its units).
 
 use super::copies::Source;
-use super::{problem, utf, Call, OUT_OF_MEMORY};
+use super::{problem, utf, Call, ModelScalars};
 use genkit_for_maple_core::content::Content;
+use genkit_for_maple_core::map_model_recorded;
 use genkit_for_maple_core::out::{Copied, Recording};
 use genkit_for_maple_core::scrub::{has_unicode_escape, Scrubber};
-use genkit_for_maple_core::{map_model_recorded, Scalar};
 use std::ffi::CStr;
 
 /// Whether content rules `rules` leave every clean value as it is (the first condition of the
@@ -157,25 +157,10 @@ pub(crate) fn map_model_span(
     {
         return None;
     }
-    let mut reasons: Option<Vec<Scalar<'_>>> = None;
-    if let Some(raws) = &attrs.finish_reasons {
-        let mut list = Vec::new();
-        if list.try_reserve_exact(raws.len()).is_err() {
-            return Some(OUT_OF_MEMORY);
-        }
-        list.extend(raws.iter().map(|raw| Scalar::of(raw)));
-        reasons = Some(list);
-    }
-    let input_tokens = attrs.input_tokens.map(Scalar::of);
-    let output_tokens = attrs.output_tokens.map(Scalar::of);
-    let compound = reasons
-        .iter()
-        .flatten()
-        .chain(input_tokens.iter())
-        .chain(output_tokens.iter());
-    if compound.into_iter().any(|s| matches!(s, Scalar::Json(_))) {
-        return Some(attrs.problems | problem::NEEDS_JS);
-    }
+    let scalars = match ModelScalars::of(&attrs) {
+        Ok(scalars) => scalars,
+        Err(flags) => return Some(flags),
+    };
     // Every message attribute rebuilt before anything is written.
     let keys: [&'static CStr; 3] = [
         c"gen_ai.input.messages",
@@ -209,16 +194,7 @@ pub(crate) fn map_model_span(
             Some(Built::Units(units)) => call.set_units(key, units),
         };
     }
-    if let Some(reasons) = &reasons {
-        problems |= call.set_list(c"gen_ai.response.finish_reasons", reasons);
-    }
-    if let Some(v) = &input_tokens {
-        problems |= call.set_scalar(c"gen_ai.usage.input_tokens", v);
-    }
-    if let Some(v) = &output_tokens {
-        problems |= call.set_scalar(c"gen_ai.usage.output_tokens", v);
-    }
-    Some(problems)
+    Some(problems | scalars.write(call))
 }
 
 /// A message attribute ready to be written.

@@ -725,16 +725,8 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                     return mapped.problems | problem::NEEDS_JS | holds;
                 }
                 let mut problems = mapped.problems | threw | holds;
-                let sources = [
-                    copies::Source {
-                        utf8: input.input.unwrap_or(""),
-                        units: input_units,
-                    },
-                    copies::Source {
-                        utf8: input.output.unwrap_or(""),
-                        units: output_units,
-                    },
-                ];
+                let sources =
+                    copies::Source::pair(input.input, input.output, input_units, output_units);
                 let mut recorded = std::mem::take(&mut mapped.copies);
                 // The arguments read as they are: a value that is all of one (a tool's arguments, a
                 // JSON result as written) is written as the JavaScript value itself, which the sink

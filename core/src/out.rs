@@ -334,7 +334,7 @@ mod tests {
         out.push_str(&source[40..]); // continues the previous piece in both texts
         out.push_str(&"b".repeat(MIN_COPIED)); // another text: not recorded
         out.push(']');
-        let (text, copies) = out.finish_with_copies().unwrap();
+        let (text, copies) = out.finish_with_copies().unwrap(); // ok: a test; nothing failed to allocate
         let base = source.as_ptr() as usize;
         assert_eq!(copies.len(), 1);
         assert_eq!(
@@ -350,7 +350,7 @@ mod tests {
         let mut out = Out::new().recording(Some(Recording::Holding(0xA9)), &source);
         out.push_str(&source[..40]); // no é
         out.push_str(&source[40..42]); // one é
-        let (_, copies) = out.finish_with_copies().unwrap();
+        let (_, copies) = out.finish_with_copies().unwrap(); // ok: a test; nothing failed to allocate
         assert_eq!(
             copies,
             [Copied {
@@ -362,7 +362,7 @@ mod tests {
         // Not recording: none.
         let mut out = Out::new();
         out.push_str(&source);
-        assert!(out.finish_with_copies().unwrap().1.is_empty());
+        assert!(out.finish_with_copies().unwrap().1.is_empty()); // ok: a test; nothing failed to allocate
     }
 
     #[test]
