@@ -122,6 +122,19 @@ fn floor_char_boundary(text: &str, mut i: usize) -> usize {
 /// not fit, shortens string values as [`cap_json`]. `json` must be a JSON array (as the writers
 /// write it); anything else is capped as [`cap_json`].
 pub fn cap_messages(json: &str, max: usize) -> Result<Capped<'_>, CapError> {
+    cap_messages_in(json, max, None)
+}
+
+/// [`cap_messages`] given where the messages are: `marks`, the byte ranges of the array's
+/// elements as its writer marked them ([`crate::out::Out::marking`]), spares the scan that finds
+/// them. The marks are used only when they fit `json` (`[`, the elements joined by `,`, `]`, each
+/// from a `{` to a `}`: [`marks_describe`]); otherwise, or with `None`, the elements are found
+/// by the scan. For the writers' marks the result is the same either way.
+pub fn cap_messages_in<'j>(
+    json: &'j str,
+    max: usize,
+    marks: Option<&[(usize, usize)]>,
+) -> Result<Capped<'j>, CapError> {
     if json.len() <= max {
         return Ok(unchanged(json));
     }
@@ -129,7 +142,14 @@ pub fn cap_messages(json: &str, max: usize) -> Result<Capped<'_>, CapError> {
     if bytes.first() != Some(&b'[') {
         return cap_json(json, max);
     }
-    let elements = top_level_elements(json)?;
+    let found;
+    let elements: &[(usize, usize)] = match marks.filter(|m| marks_describe(json, m)) {
+        Some(marks) => marks,
+        None => {
+            found = top_level_elements(json)?;
+            &found
+        }
+    };
     if elements.len() < 2 {
         return cap_json(json, max);
     }
@@ -180,8 +200,37 @@ pub fn cap_messages(json: &str, max: usize) -> Result<Capped<'_>, CapError> {
     })
 }
 
-/// The byte spans of the elements of a JSON array (whitespace around them excluded).
-fn top_level_elements(json: &str) -> Result<Vec<(usize, usize)>, CapError> {
+/// Whether `marks` fit the array `json` as the writers write one: `[`, then ranges from a `{` to a
+/// `}` joined by single commas, then `]`, nothing else. The writers mark each message object
+/// ([`crate::out::Out::element_from`]), and then the marks are what [`top_level_elements`] finds;
+/// this check keeps marks that do not fit the text (another text than the one marked) from being
+/// used, and every range it passes lies in `json` on character boundaries (its ends are ASCII).
+fn marks_describe(json: &str, marks: &[(usize, usize)]) -> bool {
+    let b = json.as_bytes();
+    let (Some(first), Some(last)) = (marks.first(), marks.last()) else {
+        return false;
+    };
+    if first.0 != 1 || last.1.checked_add(1) != Some(b.len()) || b[b.len() - 1] != b']' {
+        return false;
+    }
+    let mut previous_end: Option<usize> = None;
+    for &(s, e) in marks {
+        if s >= e || e > b.len() || b[s] != b'{' || b[e - 1] != b'}' {
+            return false;
+        }
+        if let Some(p) = previous_end {
+            if p.checked_add(1) != Some(s) || b[p] != b',' {
+                return false;
+            }
+        }
+        previous_end = Some(e);
+    }
+    true
+}
+
+/// The byte spans of the elements of a JSON array (whitespace around them excluded), found by
+/// scanning it: what [`cap_messages`] drops whole. Errors only when the list cannot be allocated.
+pub fn top_level_elements(json: &str) -> Result<Vec<(usize, usize)>, CapError> {
     let b = json.as_bytes();
     let mut out = Vec::new();
     let mut depth = 0usize;

@@ -674,11 +674,19 @@ fn map_model<'a>(
 /// [`Mapped::scrubbed`]), leaves it out when a value could not be scrubbed
 /// ([`problem::CONTENT_WITHHELD`]), or flags [`problem::OUT_OF_MEMORY`] (with `NEEDS_JS`: the
 /// span goes another way, as the reference mapping does) when a growth failed.
-fn push_json<'a>(out: &mut Mapped<'a>, key: &'static str, text: Out<'_>, scrubbed: bool) {
+fn push_json<'a>(out: &mut Mapped<'a>, key: &'static str, mut text: Out<'_>, scrubbed: bool) {
     let mut copies = Vec::new();
+    let elements = text.take_elements();
     match finish_recorded(text, &mut out.problems, &mut copies) {
         Ok(Some(text)) => {
             out.push_written(key, Value::Str(Cow::Owned(text)), scrubbed);
+            // The writer's marks of a message array, for its size cap (none lost: the cap
+            // finds the messages itself then).
+            if let Some(elements) = elements.filter(|e| !e.is_empty()) {
+                if out.elements.try_reserve(1).is_ok() {
+                    out.elements.push((key, elements));
+                }
+            }
             // Recorded pieces only (none when not recording); losing them costs speed, not the
             // attribute.
             if !copies.is_empty() && out.copies.try_reserve(1).is_ok() {
@@ -716,7 +724,8 @@ fn map_input_messages<'a>(
     let source = SourceScrubber::of(scrubber, source);
     let mut text = Out::with_hint(conversation)
         .scrubbing(source.as_ref())
-        .recording(record, written_from);
+        .recording(record, written_from)
+        .marking();
     let mut system = Out::with_hint(if system_bytes > 2 { system_bytes } else { 0 })
         .scrubbing(source.as_ref())
         .recording(record, written_from);
@@ -737,7 +746,9 @@ fn map_input_messages<'a>(
             if text.len() > 1 {
                 text.push(',');
             }
+            let start = text.len();
             write_message(&mut text, message, None);
+            text.element_from(start);
         }
     }
     text.push(']');
@@ -822,7 +833,8 @@ fn map_answers<'a>(
         });
         let mut text = Out::with_hint(hint)
             .scrubbing(scrub.as_ref())
-            .recording(record, source);
+            .recording(record, source)
+            .marking();
         if reasons.try_reserve(answers.len()).is_err() {
             out.problems |= problem::OUTPUT_SHAPE;
             return;
@@ -834,7 +846,9 @@ fn map_answers<'a>(
             }
             let reason = reason_of(*reason, asks_for_tools(message))
                 .unwrap_or(Cow::Borrowed(UNKNOWN_REASON));
+            let start = text.len();
             write_message(&mut text, message, Some(&reason));
+            text.element_from(start);
             reasons.push(Value::Str(reason));
         }
         text.push(']');

@@ -151,16 +151,35 @@ impl Content {
     /// (one validation of the whole value). A wrong `Some(true)` only changes how the value is
     /// scrubbed and capped, never whether it is.
     pub fn filter_as(&self, key: &str, value: &str, json: Option<bool>) -> Filtered {
-        self.rules(key, value, json, false)
+        self.rules(key, value, json, false, None)
     }
 
     /// [`Content::filter`] for a value the writers wrote with [`Content::scrubber`] attached
     /// (already scrubbed, in their pass): the capture mode and the cap.
     pub fn filter_written(&self, key: &str, value: &str) -> Filtered {
-        self.rules(key, value, Some(true), true)
+        self.rules(key, value, Some(true), true, None)
     }
 
-    fn rules<'a>(&self, key: &str, value: &'a str, json: Option<bool>, scrubbed: bool) -> Filtered {
+    /// [`Content::filter_written`] for a message array whose writer marked its messages
+    /// (`marks`, [`crate::out::Out::marking`]): the cap finds them there instead of scanning the
+    /// value ([`cap::cap_messages_in`]).
+    pub fn filter_written_marked(
+        &self,
+        key: &str,
+        value: &str,
+        marks: Option<&[(usize, usize)]>,
+    ) -> Filtered {
+        self.rules(key, value, Some(true), true, marks)
+    }
+
+    fn rules<'a>(
+        &self,
+        key: &str,
+        value: &'a str,
+        json: Option<bool>,
+        scrubbed: bool,
+        marks: Option<&[(usize, usize)]>,
+    ) -> Filtered {
         if !self.capture {
             return Filtered::Withheld(0);
         }
@@ -231,8 +250,10 @@ impl Content {
                 },
             };
         }
+        // Marks describe the written text; a value the scrubber changed here is another text.
+        let marks = marks.filter(|_| matches!(scrubbed, Cow::Borrowed(_)));
         let capped = if messages {
-            cap::cap_messages(&scrubbed, max)
+            cap::cap_messages_in(&scrubbed, max, marks)
         } else if is_json(&scrubbed) {
             cap::cap_json(&scrubbed, max)
         } else {
@@ -284,9 +305,10 @@ impl Content {
                 continue;
             }
             let written = out.scrubbed & content_bit(key) != 0;
+            let marks = out.take_elements(key);
             let filter = |v: &str| {
                 if written {
-                    self.filter_written(key, v)
+                    self.filter_written_marked(key, v, marks.as_deref())
                 } else {
                     self.filter(key, v)
                 }

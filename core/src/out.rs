@@ -74,6 +74,10 @@ pub struct Out<'s> {
     source: (usize, usize),
     /// The recorded pieces, in output order, adjacent pieces of one source joined.
     copies: Vec<Copied>,
+    /// With [`Out::marking`]: the byte ranges the writer marked as the elements of the JSON
+    /// array it writes ([`Out::element_from`]); `None` when not marking or when a mark could not
+    /// be kept (an allocation failed: the cap then finds the elements itself).
+    elements: Option<Vec<(usize, usize)>>,
 }
 
 impl<'s> Out<'s> {
@@ -152,6 +156,35 @@ impl<'s> Out<'s> {
         self.record = recording;
         self.source = (source.as_ptr() as usize, source.len());
         self
+    }
+
+    /// This output, keeping the ranges of the array elements its writer marks
+    /// ([`Out::element_from`], [`Out::take_elements`]): the message arrays, whose size cap
+    /// ([`crate::cap::cap_messages_in`]) then needs no scan of the written text to find them.
+    pub fn marking(mut self) -> Out<'s> {
+        self.elements = Some(Vec::new());
+        self
+    }
+
+    /// Marks the bytes from `start` to the end of what is written so far as one element of the
+    /// array being written (when [`Out::marking`]; nothing when `start` is not before the end).
+    /// A mark that cannot be kept (no memory) drops them all: marks are a shortcut, never needed.
+    pub fn element_from(&mut self, start: usize) {
+        let end = self.text.len();
+        if let Some(marks) = &mut self.elements {
+            if start >= end || try_push(marks, (start, end)).is_err() {
+                self.elements = None;
+            }
+        }
+    }
+
+    /// The marked element ranges ([`Out::element_from`]), taken out: `None` when not marking, a
+    /// mark was lost, or the output failed.
+    pub fn take_elements(&mut self) -> Option<Vec<(usize, usize)>> {
+        if self.failed {
+            return None;
+        }
+        self.elements.take()
     }
 
     /// Whether piece `s` is to be recorded.

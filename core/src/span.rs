@@ -235,6 +235,10 @@ pub struct Mapped<'a> {
     /// the pieces of its string copied from `genkit:input` / `genkit:output`
     /// ([`crate::out::Copied`]). An attribute the content rules changed or left out has none.
     pub copies: Vec<(&'static str, Vec<crate::out::Copied>)>,
+    /// Per message array attribute written as the writers wrote it, the byte ranges of its
+    /// messages as the writer marked them ([`crate::out::Out::marking`]): the size cap's
+    /// shortcut ([`crate::cap::cap_messages_in`]). May be missing for any attribute.
+    pub elements: Vec<(&'static str, Vec<(usize, usize)>)>,
 }
 
 impl<'a> Mapped<'a> {
@@ -244,7 +248,14 @@ impl<'a> Mapped<'a> {
             problems: 0,
             scrubbed: 0,
             copies: Vec::new(),
+            elements: Vec::new(),
         }
+    }
+
+    /// The writer's element marks of `key`'s string ([`Mapped::elements`]), taken out.
+    pub fn take_elements(&mut self, key: &str) -> Option<Vec<(usize, usize)>> {
+        let i = self.elements.iter().position(|(k, _)| *k == key)?;
+        Some(self.elements.swap_remove(i).1)
     }
 
     /// The recorded pieces of `key`'s string ([`Mapped::copies`]), taken out; empty when none.
@@ -496,6 +507,7 @@ pub(crate) fn needs_js<'a>(problems: u32) -> Mapped<'a> {
         problems: problems | problem::NEEDS_JS,
         scrubbed: 0,
         copies: Vec::new(),
+        elements: Vec::new(),
     }
 }
 

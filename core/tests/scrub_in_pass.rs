@@ -260,6 +260,7 @@ fn owned(m: Mapped<'_>) -> Mapped<'static> {
         problems: m.problems,
         scrubbed: 0,
         copies: Vec::new(),
+        elements: Vec::new(),
     }
 }
 
