@@ -56,6 +56,7 @@ use napi::sys;
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::ffi::CStr;
+use std::ops::RangeInclusive;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
@@ -72,6 +73,10 @@ pub mod seam;
 pub mod sink;
 mod slice;
 mod utf;
+
+/// The lengths for which no string is narrowed ([`Call::read_string_keeping`]): none but the
+/// empty string's, which is the same narrowed or not.
+const NEVER_NARROW: RangeInclusive<usize> = 0..=0;
 
 /// What a failed allocation returns: [`problem::OUT_OF_MEMORY`], always with
 /// [`problem::NEEDS_JS`] (the span is mapped by the pure-JS path).
@@ -218,7 +223,7 @@ impl Call {
     /// to the exact UTF-8 length when that cannot be had); the UTF-16 copy, when one is needed, is freed
     /// right after the transcoding when it is larger than [`KEEP_BYTES`].
     fn read_string(&self, value: sys::napi_value, buf: &mut String) -> Read {
-        self.read_string_into(value, buf, None, false)
+        self.read_string_into(value, buf, None, &NEVER_NARROW)
     }
 
     /// [`Self::read_string`], keeping the string's UTF-16 code units in `keep` when it is not
@@ -226,21 +231,22 @@ impl Call {
     /// the copies' speed, `src/copies.rs`). `keep` is reused from span to span and is read into
     /// directly, in place of the per-thread UTF-16 buffer.
     ///
-    /// With `narrow`, a string that is not ASCII is narrowed into `buf` ([`utf::narrow`]: one
-    /// byte a code unit, [`utf::PLACEHOLDER`] for those above 0x7F) instead of transcoded; its
-    /// units are kept whatever their number (they are then the only copy of its text).
+    /// A string that is not ASCII and whose length in code units is in `narrow` ([`NEVER_NARROW`]: none)
+    /// is narrowed into `buf` ([`utf::narrow`]: one byte a code unit, [`utf::PLACEHOLDER`] for
+    /// those above 0x7F) instead of transcoded; its units are kept whatever their number (they
+    /// are then the only copy of its text).
     fn read_string_keeping(
         &self,
         value: sys::napi_value,
         buf: &mut String,
         keep: &mut Vec<u16>,
-        narrow: bool,
+        narrow: &RangeInclusive<usize>,
     ) -> Read {
         keep.clear();
         let read = self.read_string_into(value, buf, Some(&mut *keep), narrow);
         // ASCII, nothing to keep: no unit above 0x7F (transcoded: as many UTF-8 bytes as units;
         // narrowed: no placeholder byte, or only DEL itself where there is one).
-        let ascii = if narrow {
+        let ascii = if narrow.contains(&keep.len()) {
             memchr::memchr(utf::PLACEHOLDER, buf.as_bytes()).is_none() || utf::is_ascii_units(keep)
         } else {
             buf.len() == keep.len()
@@ -256,7 +262,7 @@ impl Call {
         value: sys::napi_value,
         buf: &mut String,
         keep: Option<&mut Vec<u16>>,
-        narrow: bool,
+        narrow: &RangeInclusive<usize>,
     ) -> Read {
         buf.clear();
         // A short string (most tool arguments and results, every id and name) in one napi call
@@ -288,7 +294,7 @@ impl Call {
                     return self.convert(units, buf, false);
                 }
                 keep.extend_from_slice(units);
-                return self.convert(units, buf, narrow);
+                return self.convert(units, buf, narrow.contains(&units.len()));
             }
             return match utf::utf16_to_utf8_in_one_pass(units, buf) {
                 Ok(()) => Read::Str,
@@ -317,7 +323,7 @@ impl Call {
             }
         }
         match keep {
-            Some(units) => self.read_units(value, len, units, buf, narrow),
+            Some(units) => self.read_units(value, len, units, buf, narrow.contains(&len)),
             None => UTF16.with_borrow_mut(|units| {
                 let read = self.read_units(value, len, units, buf, false);
                 // Consumed: a big UTF-16 copy is freed now, not after the mapping.
@@ -669,13 +675,20 @@ impl Call {
     /// [`external::EXTERNAL_BYTES`] on (where the runtime has them), a copy otherwise. Returns the
     /// problem flags (`0` when written).
     fn set_units(&self, key: &CStr, units: Vec<u16>) -> u32 {
-        let made = match external::utf16(self.env, units) {
-            Ok(value) => Ok(value),
-            Err(units) => self.create_utf16(&units),
-        };
-        match made.and_then(|value| self.set(key, value)) {
+        match self
+            .units_string(units)
+            .and_then(|value| self.set(key, value))
+        {
             Ok(()) => 0,
             Err(flag) => flag,
+        }
+    }
+
+    /// The string of UTF-16 `units`: external when V8 takes it (`src/external.rs`), else copied.
+    fn units_string(&self, units: Vec<u16>) -> Result<sys::napi_value, u32> {
+        match external::utf16(self.env, units) {
+            Ok(value) => Ok(value),
+            Err(units) => self.create_utf16(&units),
         }
     }
 
@@ -1018,15 +1031,17 @@ pub(crate) fn map_model_span(env: sys::napi_env, argv: [sys::napi_value; 9]) -> 
                 // Multi-byte inputs are narrowed rather than transcoded where the rules allow
                 // (src/narrow.rs); transcoded from the same units when that mapping declines.
                 let narrow = narrow::rules_allow(rules.as_deref());
+                let narrow_units = if narrow { 0..=usize::MAX } else { NEVER_NARROW };
                 let has_input = if skip_input {
                     Read::Absent
                 } else {
-                    call.read_string_keeping(input, input_buf, input_units, narrow)
+                    call.read_string_keeping(input, input_buf, input_units, &narrow_units)
                 };
                 if let Some(flags) = has_input.hand_off() {
                     return flags;
                 }
-                let has_output = call.read_string_keeping(output, output_buf, output_units, narrow);
+                let has_output =
+                    call.read_string_keeping(output, output_buf, output_units, &narrow_units);
                 if let Some(flags) = has_output.hand_off() {
                     return flags;
                 }

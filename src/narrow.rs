@@ -39,6 +39,13 @@ pub(crate) fn rules_allow(rules: Option<&Content>) -> bool {
     })
 }
 
+/// Whether content rules `rules` let complete mode map narrowed inputs (core
+/// `Mapper::map_narrowed`, which checks the rest): content captured, no user secret pattern. A
+/// cap is allowed there (that mapping declines a message attribute that could be over it).
+pub(crate) fn rules_allow_narrowing(rules: &Content) -> bool {
+    rules.captures() && rules.scrubber().is_none_or(|s| !s.has_user_patterns())
+}
+
 /// Whether a narrowed input holds nothing the secret scrubber could change.
 fn clean(text: Option<&str>, scrubber: Option<&Scrubber>) -> bool {
     text.is_none_or(|t| !has_unicode_escape(t.as_bytes()) && scrubber.is_none_or(|s| s.is_clean(t)))
@@ -96,11 +103,14 @@ fn pieces(
 
 /// The UTF-16 of narrowed output `text` (its code units: one a byte), or `None` when a
 /// placeholder lies outside the copies or memory cannot be had.
-fn rebuild(text: &str, copies: &[Copied], sources: &[Source<'_>]) -> Option<Vec<u16>> {
-    // First whether it can be rebuilt (nothing written yet), then the rebuild.
-    let placeholder = |b: &[u8]| b.contains(&utf::PLACEHOLDER);
+pub(crate) fn rebuild(text: &str, copies: &[Copied], sources: &[Source<'_>]) -> Option<Vec<u16>> {
+    // First whether it can be rebuilt (nothing written yet), then the rebuild. Bytes outside
+    // the copies of a narrowed source are widened one a unit: they must be ASCII other than the
+    // placeholder (a source whose units were not kept, read transcoded or lossily when memory
+    // or well-formedness failed, may hold UTF-8 above 0x7F: declined).
+    let plain = |b: &[u8]| b.iter().fold(0u8, |m, &c| m.max(c)) < utf::PLACEHOLDER;
     let traceable = pieces(text, copies, sources, |p| match p {
-        Piece::Ascii(b) => !placeholder(b),
+        Piece::Ascii(b) => plain(b),
         Piece::Units(_) => true,
     });
     if !traceable {

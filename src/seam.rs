@@ -8,7 +8,10 @@
 //! state is borrowed only while the pure-Rust core runs (no JavaScript is called then), so a getter
 //! or setter that re-enters `onEnd` finds it free.
 
-use super::{call_with_sink, copies, quiet_panics, raw, sink, with_buffers, with_kept, Call, Read};
+use super::{
+    call_with_sink, copies, narrow, quiet_panics, raw, sink, utf, with_buffers, with_kept, Call,
+    Read,
+};
 use genkit_for_maple_core::problem;
 use genkit_for_maple_core::span::{self, Mode, Options, OtherInput, SpanInput, Status, Value};
 use napi::bindgen_prelude::{FromNapiValue, JsValue, Unknown};
@@ -16,6 +19,7 @@ use napi::{sys, Env};
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::ffi::CStr;
+use std::ops::RangeInclusive;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -196,6 +200,11 @@ pub(crate) fn try_lock(mapper: &Mutex<span::Mapper>) -> Option<MutexGuard<'_, sp
     }
 }
 
+/// The shortest `genkit:input` (UTF-16 code units) complete mode narrows (`map_span`): below
+/// it the narrowed mapping's checks and rebuild cost what narrowing spares (callgrind, 1 KB
+/// multi-byte model spans: 100.5k instructions narrowed against 96.2k transcoded; 10 KB: fewer).
+const NARROW_MIN_UNITS: usize = 2048;
+
 /// What [`read_lossy`] found.
 enum Got {
     /// A string, in the buffer as it is.
@@ -219,12 +228,17 @@ enum Got {
 ///
 /// `keep`: the string's UTF-16 code units when it is not ASCII and was read as it is (empty
 /// otherwise): the outputs may take their copies' code units from them (`src/copies.rs`).
+///
+/// `narrow`: a string that is not ASCII and whose length in code units is in this range is
+/// narrowed into `buf` instead (lib.rs `Call::read_string_keeping`; `keep` then holds its units
+/// whatever their number; `buf` is as long as `keep`).
 fn read_lossy(
     call: &Call,
     value: Option<sys::napi_value>,
     threw: bool,
     buf: &mut String,
     keep: &mut Vec<u16>,
+    narrow: &RangeInclusive<usize>,
 ) -> Got {
     buf.clear();
     keep.clear();
@@ -236,7 +250,7 @@ fn read_lossy(
     };
     // The processor's reader (lib.rs `Call::read_string`: Latin-1 for ASCII, a reused UTF-16
     // buffer otherwise); a string with a lone surrogate is read again, lossily.
-    match call.read_string_keeping(value, buf, keep, false) {
+    match call.read_string_keeping(value, buf, keep, narrow) {
         Read::Str => Got::Str,
         Read::Absent => Got::Absent,
         Read::TooLarge => Got::TooLarge,
@@ -612,9 +626,12 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
     let exception_stacktrace = raw::string(env, exception_stacktrace);
     let (end_seconds, end_nanos) = (raw::number(env, end_seconds), raw::number(env, end_nanos));
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        let Some(inner) =
-            mapper_id(call.env, mapper).and_then(|id| registered(id, |r| Arc::clone(&r.inner)))
-        else {
+        let Some((inner, narrowing)) = mapper_id(call.env, mapper).and_then(|id| {
+            registered(id, |r| {
+                let narrows = narrow::rules_allow_narrowing(&r.content);
+                (Arc::clone(&r.inner), narrows.then(|| r.content.max_bytes()))
+            })
+        }) else {
             return problem::PANIC;
         };
         // The subtype and the ids are short ASCII strings: read into stack buffers, never
@@ -643,14 +660,40 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
         let parent_span_id = hex_arg::<8>(call.env, Some(parent_span_id));
         with_buffers(|input_buf, output_buf| {
             with_kept(|input_units, output_units| {
-                let got_input =
-                    read_lossy(&call, Some(input), threw & 1 != 0, input_buf, input_units);
+                // A model span's multi-byte inputs are narrowed rather than transcoded where the
+                // content rules allow (core `Mapper::map_narrowed`); transcoded from the same
+                // units when that mapping declines. `genkit:input` from NARROW_MIN_UNITS (below,
+                // the checks cost what narrowing spares), `genkit:output` when the input was (or
+                // is ASCII and the output is long enough); under a cap, only texts of at most
+                // half the cap in code units: a longer one's messages are likely to be capped,
+                // which that mapping declines after doing its work.
+                let most = match narrowing {
+                    Some(max) if subtype == "model" => max.map_or(usize::MAX, |m| m / 2),
+                    _ => 0,
+                };
+                let narrow_input = NARROW_MIN_UNITS..=most;
+                let got_input = read_lossy(
+                    &call,
+                    Some(input),
+                    threw & 1 != 0,
+                    input_buf,
+                    input_units,
+                    &narrow_input,
+                );
+                let narrow_output = if input_units.is_empty() {
+                    NARROW_MIN_UNITS..=most
+                } else if input_units.len() == input_buf.len() {
+                    0..=most
+                } else {
+                    super::NEVER_NARROW
+                };
                 let got_output = read_lossy(
                     &call,
                     Some(output),
                     threw & 2 != 0,
                     output_buf,
                     output_units,
+                    &narrow_output,
                 );
                 // A lossy read changed the text: its units are not the text's.
                 if matches!(got_input, Got::Lossy) {
@@ -675,17 +718,20 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                 if matches!(got_output, Got::Threw) {
                     threw |= problem::ATTRIBUTE_TYPE | problem::OUTPUT_NOT_JSON;
                 }
-                let input = SpanInput {
+                let input_threw = matches!(got_input, Got::Threw);
+                let has_input = matches!(got_input, Got::Str | Got::Lossy);
+                let has_output = matches!(got_output, Got::Str | Got::Lossy);
+                // Everything but the texts; each path sets those. Only a tool span reads
+                // `other_input` (its arguments); a getter that threw gave nothing.
+                let base = SpanInput {
                     subtype: Some(subtype),
                     name,
-                    input: matches!(got_input, Got::Str | Got::Lossy).then_some(input_buf.as_str()),
-                    // Only a tool span reads it (its arguments); a getter that threw gave nothing.
+                    input: None,
                     other_input: match (&got_input, subtype) {
                         (Got::Absent, "tool" | "tool.v2") => other_input(call.env, input),
                         _ => None,
                     },
-                    output: matches!(got_output, Got::Str | Got::Lossy)
-                        .then_some(output_buf.as_str()),
+                    output: None,
                     conversation_id: None,
                     status: Status::from_code(status),
                     exception_type: exception_type.as_deref(),
@@ -694,11 +740,80 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                     span_id,
                     parent_span_id,
                     end_time_unix_nano: end_time(end_seconds, end_nanos),
-                    // The writers record their copies when an input's UTF-16 is kept and the
-                    // texts are long enough (`COPIES_MIN_UNITS`: below, it costs more than it
-                    // spares).
-                    record_copies: (!input_units.is_empty() || !output_units.is_empty())
-                        && input_units.len() + output_units.len() >= super::COPIES_MIN_UNITS,
+                    record_copies: false,
+                    narrowed: None,
+                };
+                // The arguments read as they are: a value that is all of one (a tool's arguments, a
+                // JSON result as written) is written as the JavaScript value itself, which the sink
+                // names as the call's argument (no string made, no element set).
+                let read_as_is = [
+                    matches!(got_input, Got::Str),
+                    matches!(got_output, Got::Str),
+                ];
+                // Narrowed: units kept and one byte each in the buffer (a text transcoded with its
+                // units kept, which is longer in UTF-8, takes the usual path with the other).
+                let narrowed =
+                    |units: &[u16], buf: &str| !units.is_empty() && buf.len() == units.len();
+                let all_narrowed = [(&*input_units, &*input_buf), (&*output_units, &*output_buf)]
+                    .iter()
+                    .all(|(u, b)| u.is_empty() || narrowed(u, b));
+                let any_narrowed =
+                    narrowed(input_units, input_buf) || narrowed(output_units, output_buf);
+                if any_narrowed && all_narrowed {
+                    // The state is borrowed only while the pure-Rust core runs (as below).
+                    let Some(mut mapper) = try_lock(&inner) else {
+                        return problem::NEEDS_JS;
+                    };
+                    let span_input = SpanInput {
+                        input: has_input.then_some(input_buf.as_str()),
+                        output: has_output.then_some(output_buf.as_str()),
+                        narrowed: Some(utf::PLACEHOLDER),
+                        ..base.clone()
+                    };
+                    let sources = copies::Source::pair(
+                        span_input.input,
+                        span_input.output,
+                        input_units,
+                        output_units,
+                    );
+                    let narrowed =
+                        mapper.map_narrowed(&span_input, |m| rebuild_messages(m, &sources));
+                    let holds = holds_state(&mapper);
+                    drop(mapper);
+                    if let Some((mapped, built)) = narrowed {
+                        let exact = [
+                            (read_as_is[0], input_buf.as_str(), arguments[0]),
+                            (read_as_is[1], output_buf.as_str(), arguments[1]),
+                        ];
+                        let written = Written {
+                            input_threw,
+                            threw,
+                            holds,
+                            exact,
+                            sources: &sources,
+                        };
+                        return write_mapped(&call, mapped, built, &written);
+                    }
+                }
+                // Declined, or not all narrowed: the usual path, on the narrowed inputs
+                // transcoded from their units.
+                for (units, buf) in [
+                    (&*input_units, &mut *input_buf),
+                    (&*output_units, &mut *output_buf),
+                ] {
+                    if narrowed(units, buf) && utf::utf16_to_utf8_in_one_pass(units, buf).is_err() {
+                        return problem::NEEDS_JS | problem::OUT_OF_MEMORY;
+                    }
+                }
+                // The writers record their copies when an input's UTF-16 is kept and the texts
+                // are long enough (`COPIES_MIN_UNITS`: below, it costs more than it spares).
+                let record_copies = (!input_units.is_empty() || !output_units.is_empty())
+                    && input_units.len() + output_units.len() >= super::COPIES_MIN_UNITS;
+                let span_input = SpanInput {
+                    input: has_input.then_some(input_buf.as_str()),
+                    output: has_output.then_some(output_buf.as_str()),
+                    record_copies,
+                    ..base
                 };
                 // The state is borrowed only while the pure-Rust core runs; a re-entrant call
                 // (a getter that ends a span) finds it borrowed only if it re-enters from here,
@@ -706,99 +821,165 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                 let Some(mut mapper) = try_lock(&inner) else {
                     return problem::NEEDS_JS;
                 };
-                let mut mapped = mapper.map(&input);
-                let holds = if mapper.holds_tool_calls() {
-                    TOOL_CALL_STATE
-                } else {
-                    0
-                };
+                let mapped = mapper.map(&span_input);
+                let holds = holds_state(&mapper);
                 drop(mapper);
-                if matches!(got_input, Got::Threw) {
-                    // Absent-and-broken, as the reference path treats it: no input messages.
-                    mapped.attributes.retain(|(k, _)| {
-                        *k != "gen_ai.input.messages" && *k != "gen_ai.system_instructions"
-                    });
-                }
-                if mapped.problems & problem::NEEDS_JS != 0
-                    || mapped.attributes.iter().any(|(_, v)| has_json(v))
-                {
-                    return mapped.problems | problem::NEEDS_JS | holds;
-                }
-                let mut problems = mapped.problems | threw | holds;
-                let sources =
-                    copies::Source::pair(input.input, input.output, input_units, output_units);
-                let mut recorded = std::mem::take(&mut mapped.copies);
-                // The arguments read as they are: a value that is all of one (a tool's arguments, a
-                // JSON result as written) is written as the JavaScript value itself, which the sink
-                // names as the call's argument (no string made, no element set).
+                let sources = copies::Source::pair(
+                    span_input.input,
+                    span_input.output,
+                    input_units,
+                    output_units,
+                );
                 let exact = [
-                    (
-                        matches!(got_input, Got::Str),
-                        input_buf.as_str(),
-                        arguments[0],
-                    ),
-                    (
-                        matches!(got_output, Got::Str),
-                        output_buf.as_str(),
-                        arguments[1],
-                    ),
+                    (read_as_is[0], input_buf.as_str(), arguments[0]),
+                    (read_as_is[1], output_buf.as_str(), arguments[1]),
                 ];
-                for (key, value) in mapped.attributes {
-                    // Numbers and booleans go into the sink as they are (no JavaScript value).
-                    if let (Some(sink), Some((kind, number))) = (&call.sink, sink_scalar(&value)) {
-                        if sink.put(key.as_bytes(), kind, number, ptr::null_mut()) {
-                            continue;
-                        }
-                    }
-                    // A one-element list of a short ASCII string (stop sequences, a finish reason
-                    // outside the sink's table): a range of the sink's text, made a list by the
-                    // wrapper.
-                    if let Value::Array(items) = &value {
-                        if let [Value::Str(text)] = items.as_slice() {
-                            if call.put_text_list(key.as_bytes(), text) {
-                                continue;
-                            }
-                        }
-                    }
-                    if let Value::Str(text) = &value {
-                        let whole = exact.iter().find(|(read, buf, _)| {
-                            *read && buf.len() == text.len() && ptr::eq(buf.as_ptr(), text.as_ptr())
-                        });
-                        if let Some((_, _, raw)) = whole {
-                            if set(&call, key, *raw) {
-                                continue;
-                            }
-                        }
-                        // Short ASCII strings as ranges of the sink's one text (no string made for
-                        // each).
-                        if call.put_text(key.as_bytes(), text) {
-                            continue;
-                        }
-                    }
-                    // An owned string may become an external string (no copy into V8's heap).
-                    let made = match value {
-                        Value::Str(Cow::Owned(text)) => {
-                            let copied = match recorded.iter().position(|(k, _)| *k == key) {
-                                Some(i) => recorded.swap_remove(i).1,
-                                None => Vec::new(),
-                            };
-                            let pieces = copies::Pieces {
-                                copies: &copied,
-                                sources: &sources,
-                            };
-                            call.string_owned(text, pieces).unwrap_or(ptr::null_mut())
-                        }
-                        other => js_value(&call, &other),
-                    };
-                    if !set(&call, key, made) {
-                        problems |= problem::ATTRIBUTE_TYPE;
-                    }
-                }
-                problems
+                let written = Written {
+                    input_threw,
+                    threw,
+                    holds,
+                    exact,
+                    sources: &sources,
+                };
+                write_mapped(&call, mapped, Vec::new(), &written)
             })
         })
     }));
     outcome.unwrap_or(problem::PANIC) | call.finish_sink()
+}
+
+/// [`TOOL_CALL_STATE`] when `mapper` keeps tool call id state (rule 5), else 0.
+fn holds_state(mapper: &span::Mapper) -> u32 {
+    if mapper.holds_tool_calls() {
+        TOOL_CALL_STATE
+    } else {
+        0
+    }
+}
+
+/// What [`write_mapped`] needs of the call besides the attributes.
+struct Written<'s> {
+    /// The `genkit:input` getter threw: no input messages are written.
+    input_threw: bool,
+    /// Problem flags of the reads.
+    threw: u32,
+    /// [`TOOL_CALL_STATE`] or 0.
+    holds: u32,
+    /// Per argument (`genkit:input`, `genkit:output`): whether it was read as it is, its text as
+    /// read, and the JavaScript value itself.
+    exact: [(bool, &'s str, sys::napi_value); 2],
+    /// The texts the message writers copied from, with their kept code units.
+    sources: &'s [copies::Source<'s>; 2],
+}
+
+/// The message attributes of a narrowed mapping that hold the placeholder, rebuilt in UTF-16 from
+/// their recorded copies' code units ([`narrow::rebuild`]); `None` when one cannot be (a
+/// placeholder outside the copies, no memory): core `Mapper::map_narrowed` then declines.
+fn rebuild_messages(
+    mapped: &span::Mapped<'_>,
+    sources: &[copies::Source<'_>; 2],
+) -> Option<Vec<(&'static str, Vec<u16>)>> {
+    let mut built = Vec::new();
+    for (key, value) in &mapped.attributes {
+        let Value::Str(text) = value else { continue };
+        if !genkit_for_maple_core::content::is_content(key)
+            || memchr::memchr(utf::PLACEHOLDER, text.as_bytes()).is_none()
+        {
+            continue;
+        }
+        let copies = mapped
+            .copies
+            .iter()
+            .find(|(k, _)| k == key)
+            .map_or(&[][..], |(_, c)| c.as_slice());
+        let units = narrow::rebuild(text, copies, sources)?;
+        built.try_reserve(1).ok()?;
+        built.push((*key, units));
+    }
+    Some(built)
+}
+
+/// Writes the attributes of one mapped span (`built`: message attributes already made in UTF-16,
+/// written in place of their narrowed text) and returns the problem flags.
+fn write_mapped(
+    call: &Call,
+    mut mapped: span::Mapped<'_>,
+    mut built: Vec<(&'static str, Vec<u16>)>,
+    w: &Written<'_>,
+) -> u32 {
+    if w.input_threw {
+        // Absent-and-broken, as the reference path treats it: no input messages.
+        mapped
+            .attributes
+            .retain(|(k, _)| *k != "gen_ai.input.messages" && *k != "gen_ai.system_instructions");
+    }
+    if mapped.problems & problem::NEEDS_JS != 0
+        || mapped.attributes.iter().any(|(_, v)| has_json(v))
+    {
+        return mapped.problems | problem::NEEDS_JS | w.holds;
+    }
+    let mut problems = mapped.problems | w.threw | w.holds;
+    let mut recorded = std::mem::take(&mut mapped.copies);
+    for (key, value) in mapped.attributes {
+        if let Some(i) = built.iter().position(|(k, _)| *k == key) {
+            let units = built.swap_remove(i).1;
+            let made = call.units_string(units).unwrap_or(ptr::null_mut());
+            if !set(call, key, made) {
+                problems |= problem::ATTRIBUTE_TYPE;
+            }
+            continue;
+        }
+        // Numbers and booleans go into the sink as they are (no JavaScript value).
+        if let (Some(sink), Some((kind, number))) = (&call.sink, sink_scalar(&value)) {
+            if sink.put(key.as_bytes(), kind, number, ptr::null_mut()) {
+                continue;
+            }
+        }
+        // A one-element list of a short ASCII string (stop sequences, a finish reason
+        // outside the sink's table): a range of the sink's text, made a list by the
+        // wrapper.
+        if let Value::Array(items) = &value {
+            if let [Value::Str(text)] = items.as_slice() {
+                if call.put_text_list(key.as_bytes(), text) {
+                    continue;
+                }
+            }
+        }
+        if let Value::Str(text) = &value {
+            let whole = w.exact.iter().find(|(read, buf, _)| {
+                *read && buf.len() == text.len() && ptr::eq(buf.as_ptr(), text.as_ptr())
+            });
+            if let Some((_, _, raw)) = whole {
+                if set(call, key, *raw) {
+                    continue;
+                }
+            }
+            // Short ASCII strings as ranges of the sink's one text (no string made for
+            // each).
+            if call.put_text(key.as_bytes(), text) {
+                continue;
+            }
+        }
+        // An owned string may become an external string (no copy into V8's heap).
+        let made = match value {
+            Value::Str(Cow::Owned(text)) => {
+                let copied = match recorded.iter().position(|(k, _)| *k == key) {
+                    Some(i) => recorded.swap_remove(i).1,
+                    None => Vec::new(),
+                };
+                let pieces = copies::Pieces {
+                    copies: &copied,
+                    sources: w.sources,
+                };
+                call.string_owned(text, pieces).unwrap_or(ptr::null_mut())
+            }
+            other => js_value(call, &other),
+        };
+        if !set(call, key, made) {
+            problems |= problem::ATTRIBUTE_TYPE;
+        }
+    }
+    problems
 }
 
 /// An HrTime's nanoseconds since the Unix epoch (as the OTLP encoding writes it); `None` unless both

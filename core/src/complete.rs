@@ -571,9 +571,7 @@ fn map_model<'a>(
     if let Some(text) = span.input {
         match serde_json::from_str::<Shape<Request<'a>>>(text) {
             Ok(Shape::Object(request)) => {
-                let record = span
-                    .record_copies
-                    .then_some(Recording::Long(crate::out::MIN_COPIED));
+                let record = recording(span);
                 map_input_messages(request.messages.as_ref(), Some(text), out, scrubber, record);
                 map_request(&request, out);
             }
@@ -616,9 +614,7 @@ fn map_model<'a>(
     let raw_meta = object(&response.raw);
     let custom_meta = object(&response.custom);
     let refused = [raw_meta, custom_meta].into_iter().flatten().any(refusal);
-    let record = span
-        .record_copies
-        .then_some(Recording::Long(crate::out::MIN_COPIED));
+    let record = recording(span);
     map_answers(&response, text, refused, out, scrubber, record);
 
     let raw_usage = raw_meta
@@ -668,6 +664,17 @@ fn map_model<'a>(
         out.push(ckeys::RESPONSE_MODEL, Value::Str(m));
     }
     Ok(())
+}
+
+/// Which pieces the message writers record ([`SpanInput::record_copies`],
+/// [`SpanInput::narrowed`]).
+fn recording(span: &SpanInput<'_>) -> Option<Recording> {
+    match span.narrowed {
+        Some(placeholder) => Some(Recording::Holding(placeholder)),
+        None => span
+            .record_copies
+            .then_some(Recording::Long(crate::out::MIN_COPIED)),
+    }
 }
 
 /// Pushes a finished JSON attribute (marked as scrubbed by its writer when `scrubbed`, see

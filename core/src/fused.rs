@@ -205,6 +205,7 @@ pub fn map_span(mapper: &mut Mapper, span: &mut Span, handoff_units: usize) -> F
             end_time_unix_nano: Some(span.end_time_unix_nano),
             // The request's strings are UTF-8 already.
             record_copies: false,
+            narrowed: None,
         };
         let mapped = match (mode, agent) {
             // Flows and agents in complete mode take the processor's JavaScript fast path, which

@@ -127,6 +127,10 @@ pub struct SpanInput<'a> {
     /// holds the sources in another form too (the napi binding builds UTF-16 outputs from the
     /// sources' UTF-16 instead of transcoding them).
     pub record_copies: bool,
+    /// The napi binding's narrowed texts ([`Mapper::map_narrowed`]): `input` and `output` hold
+    /// one byte a UTF-16 code unit, ASCII as it is and every other unit as this byte. The writers
+    /// then record every piece holding it ([`crate::out::Recording::Holding`]).
+    pub narrowed: Option<u8>,
 }
 
 impl<'a> SpanInput<'a> {
@@ -388,6 +392,113 @@ impl Mapper {
         out
     }
 
+    /// Maps a complete-mode model span whose `genkit:input` / `genkit:output` are narrowed
+    /// ([`SpanInput::narrowed`]: one byte a UTF-16 code unit, every unit above 0x7F the
+    /// placeholder byte), as [`Self::map`] maps the texts they were narrowed from, or `None`
+    /// where the answer would not be exact. The narrowed JSON has the structure, the string
+    /// extents and the answers to every question the rules ask of a text that the original has,
+    /// except where they read the characters themselves; so the mapping is declined, before any
+    /// state changes (rule 5's tool call state is left as it was), when:
+    /// - the content rules could change a value: capture off, user secret patterns (a regex may
+    ///   read the characters), or an input that is not *clean* (a needle of the built-in
+    ///   patterns or a `\u` escape in it: then scrubbing has work in one of the texts). Clean
+    ///   inputs are mapped without a scrubber, which would change nothing;
+    /// - the answer needs JavaScript ([`problem::NEEDS_JS`]);
+    /// - a text holding the placeholder has a `"media"` key (a media part's size is computed from
+    ///   its URL's characters), or a tool request of the answer holds it (its name, ref and input
+    ///   are kept for rule 5);
+    /// - an attribute holds the placeholder other than in a message attribute's pieces copied
+    ///   from an input (checked with `pieces`: each message attribute's recorded copies, in the
+    ///   order written), or a message attribute could be over the cap: its length plus two bytes
+    ///   for each placeholder (no code unit is more than 3 UTF-8 bytes) over
+    ///   [`crate::content::Content::max_bytes`];
+    /// - `build`, given the mapped attributes (message attributes still holding placeholders)
+    ///   and their recorded copies, answers `None` (the caller could not rebuild them from the
+    ///   original code units).
+    ///
+    /// Otherwise rule 5's state is updated as [`Self::map`] updates it and the attributes are
+    /// returned with what `build` made. The content rules leave these values as they are
+    /// (clean inputs, under the cap), so they are not applied.
+    pub fn map_narrowed<'a, T>(
+        &mut self,
+        span: &SpanInput<'a>,
+        build: impl FnOnce(&Mapped<'a>) -> Option<T>,
+    ) -> Option<(Mapped<'a>, T)> {
+        let placeholder = span.narrowed?;
+        if self.options.mode != Mode::Complete || span.subtype != Some("model") {
+            return None;
+        }
+        let content = &self.content;
+        if !content.captures() {
+            return None;
+        }
+        let scrubber = content.scrubber();
+        if scrubber.is_some_and(|s| s.has_user_patterns()) {
+            return None;
+        }
+        let holds = |t: &str| memchr::memchr(placeholder, t.as_bytes()).is_some();
+        for text in [span.input, span.output].into_iter().flatten() {
+            let bytes = text.as_bytes();
+            if crate::scrub::has_unicode_escape(bytes)
+                || scrubber.is_some_and(|s| !s.is_clean(text))
+                || (holds(text) && memchr::memmem::find(bytes, b"\"media\"").is_some())
+            {
+                return None;
+            }
+        }
+        let mut requests = Vec::new();
+        let wants = span.trace_id.is_some() && span.parent_span_id.is_some();
+        let mut out = complete::map_collecting(
+            span,
+            &self.options,
+            &mut self.prices,
+            None,
+            wants.then_some(&mut requests),
+        );
+        if out.problems & problem::NEEDS_JS != 0 {
+            return None;
+        }
+        let raw_holds = |r: &crate::genkit::Raw<'_>| holds(r.get());
+        if requests.iter().any(|r| {
+            raw_holds(&r.name)
+                || r.reference.is_some_and(|x| raw_holds(&x))
+                || r.input.is_some_and(|x| raw_holds(&x))
+        }) {
+            return None;
+        }
+        let max = content.max_bytes();
+        let sources: [&str; 2] = [span.input.unwrap_or(""), span.output.unwrap_or("")];
+        for (key, value) in &out.attributes {
+            let exact = match value {
+                Value::Str(text) if crate::content::is_content(key) => {
+                    let copies = out
+                        .copies
+                        .iter()
+                        .find(|(k, _)| k == key)
+                        .map_or(&[][..], |(_, c)| c.as_slice());
+                    let placeholders = memchr::memchr_iter(placeholder, text.as_bytes()).count();
+                    let bound = text.len().saturating_add(placeholders.saturating_mul(2));
+                    max.is_none_or(|m| bound <= m)
+                        && (placeholders == 0
+                            || traced(text.as_bytes(), copies, &sources, placeholder))
+                }
+                other => !value_holds(other, placeholder),
+            };
+            if !exact {
+                return None;
+            }
+        }
+        let built = build(&out)?;
+        // Clean inputs: what the writers wrote is what scrubbing would have left.
+        if scrubber.is_some() {
+            for (key, _) in &out.attributes {
+                out.scrubbed |= crate::content::content_bit(key);
+            }
+        }
+        crate::pairing::pair(&mut self.pairing, span, &mut out, &requests);
+        Some((out, built))
+    }
+
     /// Tells the mapper a span ended that [`Self::map`] did not see (a `generate` span, a flow,
     /// a non-Genkit root): `root` when it is its trace's local root. Frees the tool call id state
     /// of what ended (rule 5).
@@ -400,6 +511,43 @@ impl Mapper {
     /// has nothing to free, and a caller may skip telling it.
     pub fn holds_tool_calls(&self) -> bool {
         !self.pairing.is_empty()
+    }
+}
+
+/// Whether every byte `placeholder` of `text` lies in a piece of `copies` ([`Mapped::copies`],
+/// in output order) whose bytes are those at its address in one of `sources` ([`Mapper::map_narrowed`]).
+fn traced(text: &[u8], copies: &[crate::out::Copied], sources: &[&str], placeholder: u8) -> bool {
+    let outside = |b: &[u8]| memchr::memchr(placeholder, b).is_none();
+    let mut done = 0;
+    for copy in copies {
+        let Some(end) = copy.at.checked_add(copy.len) else {
+            return false;
+        };
+        if copy.at < done || end > text.len() {
+            return false;
+        }
+        let found = sources.iter().any(|s| {
+            let start = s.as_ptr() as usize;
+            copy.src
+                .checked_sub(start)
+                .and_then(|from| Some((from, from.checked_add(copy.len)?)))
+                .is_some_and(|(from, to)| s.as_bytes().get(from..to) == Some(&text[copy.at..end]))
+        });
+        if !found || !outside(&text[done..copy.at]) {
+            return false;
+        }
+        done = end;
+    }
+    outside(&text[done..])
+}
+
+/// Whether `value` holds byte `b` in any string (arrays searched).
+fn value_holds(value: &Value<'_>, b: u8) -> bool {
+    match value {
+        Value::Str(s) => memchr::memchr(b, s.as_bytes()).is_some(),
+        Value::Json(s) => memchr::memchr(b, s.as_bytes()).is_some(),
+        Value::Array(items) => items.iter().any(|v| value_holds(v, b)),
+        _ => false,
     }
 }
 

@@ -1,0 +1,154 @@
+"use strict"
+// Issue 9: complete mode reads a model span's multi-byte genkit:input / genkit:output narrowed
+// (one byte a UTF-16 code unit, DEL for every unit above 0x7F; core `Mapper::map_narrowed`,
+// src/seam.rs) and maps them as they are where that is exact. Every attribute must be what the
+// usual path (the texts transcoded to UTF-8) writes, and rule 5's tool call state must end the same.
+// The oracle is the same processor with a user secret pattern that matches nothing: a user
+// pattern may read characters, so that processor never narrows, and a pattern that never matches
+// changes nothing. Cases: clean spans of every size around the narrowing thresholds, and every
+// reason the narrowed mapping declines (a secret needle, a `\u` escape, a DEL, non-ASCII
+// finish reasons, roles, response ids, stop sequences, tool requests, media URLs, a cap, a lone
+// surrogate, a short multi-byte input beside a long output).
+const test = require("node:test")
+const assert = require("node:assert/strict")
+const { GenkitForMaple } = require("..")
+const { modelSpan } = require("../bench/synth.js")
+
+const NEVER = ["zq_never_matches_[0-9]{64}"]
+const TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
+let spanCounter = 0
+
+/** A span shell as the SDK ends it: ids, a parent (so rule 5 keeps tool call state), status. */
+function shell(attributes, parentSpanId = "00f067aa0ba902b7") {
+  const spanId = (++spanCounter).toString(16).padStart(16, "0")
+  return {
+    name: attributes["genkit:name"] ?? "m",
+    attributes,
+    spanContext: () => ({ traceId: TRACE, spanId, traceFlags: 1 }),
+    parentSpanContext: { traceId: TRACE, spanId: parentSpanId },
+    status: { code: 0 },
+    events: [],
+    endTime: [1_767_000_000, 0],
+  }
+}
+
+/** Ends the same spans, in order, on the default complete processor and on the oracle; asserts every attribute equal. */
+function sameAsUsual(spans, label, options = {}) {
+  const narrowing = new GenkitForMaple({ ...options })
+  const usual = new GenkitForMaple({ ...options, secretPatterns: NEVER })
+  assert.ok(narrowing.isNative && usual.isNative)
+  const results = []
+  for (const [i, attrs] of spans.entries()) {
+    const a = { ...attrs }
+    const b = { ...attrs }
+    const parent = attrs["genkit:metadata:subtype"] === "tool" ? "00000000000000aa" : "00000000000000aa"
+    narrowing.onEnd(shell(a, parent))
+    usual.onEnd(shell(b, parent))
+    assert.deepEqual(Object.keys(a).sort(), Object.keys(b).sort(), `${label} #${i}: keys`)
+    for (const k of Object.keys(b)) assert.ok(Object.is(a[k], b[k]) || JSON.stringify(a[k]) === JSON.stringify(b[k]), `${label} #${i} ${k}: ${String(a[k]).slice(0, 120)} vs ${String(b[k]).slice(0, 120)}`)
+    results.push(a)
+  }
+  return results
+}
+
+const long = (text, units) => text.repeat(Math.ceil(units / text.length)).slice(0, units)
+const user = (text) => ({ role: "user", content: [{ text }] })
+const model = (text) => ({ role: "model", content: [{ text }] })
+/** A model span with a long multi-byte history first, so genkit:input is narrowed (over 2048 units). */
+function span(messages, answer, extra = {}) {
+  const history = [user(long("東京の天気は晴れ、気温は二十度です。😀 ", 3000)), model(long("Ça va très bien, merci ! ", 600))]
+  return {
+    "genkit:metadata:subtype": "model",
+    "genkit:name": "googleai/gemini-2.5-flash",
+    "genkit:input": JSON.stringify({ messages: history.concat(messages), config: extra.config ?? { temperature: 0.3 } }),
+    "genkit:output": JSON.stringify({ message: answer, finishReason: extra.finishReason ?? "stop", usage: { inputTokens: 1200, outputTokens: 34 }, custom: extra.custom ?? {} }),
+  }
+}
+
+test("complete mode, narrowed: synthetic spans of every size, ASCII and multi-byte in every combination, as the usual path", () => {
+  for (const size of [1000, 3000, 10000, 40000, 100000, 300000]) {
+    const ascii = modelSpan(size, "ascii")
+    const multi = modelSpan(size, "multi")
+    for (const [input, output, label] of [
+      [multi, multi, "multi/multi"],
+      [ascii, multi, "ascii/multi"],
+      [multi, ascii, "multi/ascii"],
+    ]) {
+      const attrs = { ...ascii, "genkit:input": input["genkit:input"], "genkit:output": output["genkit:output"] }
+      const [got] = sameAsUsual([attrs], `${size} ${label}`)
+      assert.equal(typeof got["gen_ai.input.messages"], "string")
+      assert.equal(typeof got["gen_ai.usage.cost"], "number")
+    }
+  }
+})
+
+test("complete mode, narrowed: every reason to decline maps as the usual path", () => {
+  const cases = {
+    clean: [span([user("東京")], model("晴れです 😀"))],
+    "needle in input": [span([user("my key sk-proj-abcdefghijklmnopqrstu0123456789 東京")], model("ok 😀"))],
+    "needle in output": [span([user("東京")], model("use api_key=abcdefghijklmnop0123 please 😀"))],
+    "\\u escape": [span([user("a \u0001 control and 東京")], model("😀"))],
+    "DEL in a text": [span([user("del \u007f here 東京")], model("and \u007f there 😀"))],
+    "non-ASCII finish reason": [span([user("東京")], model("晴れ"), { finishReason: "停止" })],
+    "non-ASCII role": [span([{ role: "利用者", content: [{ text: "東京" }] }], { role: "モデル", content: [{ text: "晴れ" }] })],
+    "non-ASCII response id and model": [span([user("東京")], model("晴れ"), { custom: { responseId: "応答-1", modelVersion: "ジェミニ-2.5" } })],
+    "non-ASCII stop sequences and output format": [span([user("東京")], model("晴れ"), { config: { stopSequences: ["終わり", "end"], temperature: 0.1 } })],
+    "system instructions": [span([{ role: "system", content: [{ text: "あなたは旅行の助手です" }] }, user("東京")], model("はい"))],
+    "media, remote and data URLs": [
+      span(
+        [{ role: "user", content: [{ text: "見て" }, { media: { url: "https://例え.jp/画像.png", contentType: "image/png" } }, { media: { url: "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB", contentType: "image/png" } }] }],
+        model("見ました"),
+      ),
+    ],
+    "media URL with non-ASCII in the data": [span([{ role: "user", content: [{ media: { url: "data:text/plain;charset=utf-8,東京" } }] }], model("はい"))],
+  }
+  for (const [name, spans] of Object.entries(cases)) sameAsUsual(spans, name)
+})
+
+test("complete mode, narrowed: tool requests with multi-byte names, refs and inputs pair with their tool spans as on the usual path", () => {
+  for (const [name, ref, input] of [
+    ["getWeather", "call_1", { city: "Paris" }],
+    ["天気", "call_2", { city: "Paris" }],
+    ["getWeather", "呼び出し_3", { city: "Paris" }],
+    ["getWeather", "call_4", { 都市: "東京" }],
+  ]) {
+    const request = span([user("天気は？")], { role: "model", content: [{ text: "調べます" }, { toolRequest: { name, ref, input } }] })
+    const tool = {
+      "genkit:metadata:subtype": "tool",
+      "genkit:name": name,
+      "genkit:input": JSON.stringify(input),
+      "genkit:output": JSON.stringify({ 天気: "晴れ" }),
+    }
+    const [, toolAttrs] = sameAsUsual([request, tool], `tool ${name} ${ref}`)
+    assert.equal(toolAttrs["gen_ai.tool.call.id"], ref, `${name} ${ref}`)
+  }
+})
+
+test("complete mode, narrowed: caps, lone surrogates and mixed inputs map as the usual path", () => {
+  // Under the default cap (256 KiB a content attribute): messages that fit, messages whose
+  // UTF-8 only is over it (narrowed length under, three bytes a character), and far over it.
+  for (const units of [20_000, 100_000, 125_000, 400_000]) {
+    const big = span([user(long("東", units))], model("晴れ"))
+    const [got] = sameAsUsual([big], `cap ${units}`)
+    assert.ok(Buffer.byteLength(got["gen_ai.input.messages"]) <= 256 * 1024)
+  }
+  // A cap of the user's, smaller: messages dropped by it.
+  sameAsUsual([span([user(long("京", 5000)), user(long("都", 5000))], model("はい"))], "cap 20000", { maxContentBytes: 20_000 })
+  sameAsUsual([span([user(long("京", 5000))], model("はい"))], "no cap", { maxContentBytes: Infinity })
+  // A lone surrogate in one input (read lossily, not narrowed) beside a narrowed other.
+  const lone = span([user("bad \ud800 surrogate")], model(long("長い答え😀", 5000)))
+  sameAsUsual([lone], "lone surrogate in input")
+  const loneOut = span([user("東京")], model("bad \udc00 surrogate " + long("長", 3000)))
+  sameAsUsual([loneOut], "lone surrogate in output")
+  // A short multi-byte input (transcoded) beside a long multi-byte output, and the reverse.
+  const shortInput = {
+    "genkit:metadata:subtype": "model",
+    "genkit:name": "googleai/gemini-2.5-flash",
+    "genkit:input": JSON.stringify({ messages: [user("短い")] }),
+    "genkit:output": JSON.stringify({ message: model(long("長い答え😀", 8000)), finishReason: "stop" }),
+  }
+  sameAsUsual([shortInput], "short input, long output")
+  sameAsUsual([{ ...shortInput, "genkit:input": span([user("x")], model("y"))["genkit:input"], "genkit:output": JSON.stringify({ message: model("短"), finishReason: "stop" }) }], "long input, short output")
+  // ASCII input, long multi-byte output.
+  sameAsUsual([{ ...shortInput, "genkit:input": JSON.stringify({ messages: [user("plain ASCII question")] }) }], "ASCII input, long output")
+})

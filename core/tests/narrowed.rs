@@ -1,0 +1,141 @@
+//! Complete mode over narrowed texts (`Mapper::map_narrowed`, issue 9): the napi binding hands
+//! the core `genkit:input` / `genkit:output` with one byte per UTF-16 code unit, every unit above
+//! 0x7F as a placeholder byte. Where the answer is exact the attributes are those of the original
+//! texts with each placeholder run put back from the recorded copies; where it is not, the mapping
+//! declines before rule 5's tool call state changes.
+
+use genkit_for_maple_core::span::{Mapped, Mapper, Mode, Options, SpanInput, Value};
+
+const PLACEHOLDER: u8 = 0x7F;
+
+/// The narrowed form of `text` (one byte a UTF-16 unit) and its UTF-16 units.
+fn narrow(text: &str) -> (String, Vec<u16>) {
+    let units: Vec<u16> = text.encode_utf16().collect();
+    let bytes: Vec<u8> = units.iter().map(|&u| u.min(0x7F) as u8).collect();
+    (String::from_utf8(bytes).expect("ASCII"), units)
+}
+
+/// `text` of a narrowed message attribute with every copied piece put back from the units of the
+/// source it was copied from (`sources`: narrowed text and units).
+fn rebuild(text: &str, key: &str, mapped: &Mapped<'_>, sources: &[(&str, &[u16])]) -> String {
+    let copies = mapped
+        .copies
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, c)| c.clone())
+        .unwrap_or_default();
+    let mut units: Vec<u16> = Vec::new();
+    let mut done = 0;
+    for c in copies {
+        units.extend(text.as_bytes()[done..c.at].iter().map(|&b| u16::from(b)));
+        let (narrowed, source_units) = sources
+            .iter()
+            .find(|(s, _)| {
+                let start = s.as_ptr() as usize;
+                c.src >= start && c.src + c.len <= start + s.len()
+            })
+            .expect("a copy lies in a source");
+        let from = c.src - narrowed.as_ptr() as usize;
+        units.extend_from_slice(&source_units[from..from + c.len]);
+        done = c.at + c.len;
+    }
+    units.extend(text.as_bytes()[done..].iter().map(|&b| u16::from(b)));
+    String::from_utf16(&units).expect("well-formed")
+}
+
+fn span<'a>(input: &'a str, output: &'a str, narrowed: bool) -> SpanInput<'a> {
+    SpanInput {
+        subtype: Some("model"),
+        name: Some("googleai/gemini-2.5-flash"),
+        input: Some(input),
+        output: Some(output),
+        trace_id: Some([7; 16]),
+        span_id: Some([1; 8]),
+        parent_span_id: Some([2; 8]),
+        narrowed: narrowed.then_some(PLACEHOLDER),
+        ..SpanInput::default()
+    }
+}
+
+fn texts(tool_name: &str) -> (String, String) {
+    let input = serde_json::json!({"messages": [
+        {"role": "system", "content": [{"text": "あなたは助手です"}]},
+        {"role": "user", "content": [{"text": "東京の天気は？ 😀 \"quoted\"\n"}]},
+    ]})
+    .to_string();
+    let output = serde_json::json!({
+        "message": {"role": "model", "content": [{"text": "調べます"}, {"toolRequest": {"name": tool_name, "ref": "r1", "input": {"city": "Tokyo"}}}]},
+        "finishReason": "stop",
+        "usage": {"inputTokens": 10, "outputTokens": 5}
+    })
+    .to_string();
+    (input, output)
+}
+
+#[test]
+fn a_clean_span_maps_as_its_original_texts() {
+    let (input, output) = texts("getWeather");
+    let mut usual = Mapper::new(Options::default());
+    let expected = usual.map(&span(&input, &output, false));
+    let (narrow_in, units_in) = narrow(&input);
+    let (narrow_out, units_out) = narrow(&output);
+    let mut mapper = Mapper::new(Options::default());
+    let narrowed_span = span(&narrow_in, &narrow_out, true);
+    let (mapped, ()) = mapper
+        .map_narrowed(&narrowed_span, |_| Some(()))
+        .expect("a clean span is mapped narrowed");
+    assert!(
+        mapper.holds_tool_calls(),
+        "the answer's tool request is kept (rule 5)"
+    );
+    let sources = [
+        (narrow_in.as_str(), &units_in[..]),
+        (narrow_out.as_str(), &units_out[..]),
+    ];
+    assert_eq!(mapped.attributes.len(), expected.attributes.len());
+    for ((key, got), (want_key, want)) in mapped.attributes.iter().zip(&expected.attributes) {
+        assert_eq!(key, want_key);
+        match (got, want) {
+            (Value::Str(g), Value::Str(w)) if g.as_bytes().contains(&PLACEHOLDER) => {
+                assert_eq!(&rebuild(g, key, &mapped, &sources), w, "{key}")
+            }
+            _ => assert_eq!(got, want, "{key}"),
+        }
+    }
+}
+
+#[test]
+fn a_declined_span_leaves_the_tool_call_state_as_it_was() {
+    // The tool request's name holds a placeholder: rule 5 would keep a wrong name.
+    let (input, output) = texts("天気");
+    let (narrow_in, _) = narrow(&input);
+    let (narrow_out, _) = narrow(&output);
+    let mut mapper = Mapper::new(Options::default());
+    assert!(mapper
+        .map_narrowed(&span(&narrow_in, &narrow_out, true), |_| Some(()))
+        .is_none());
+    assert!(!mapper.holds_tool_calls());
+    // A build that cannot be made declines too, before the state changes.
+    let (input, output) = texts("getWeather");
+    let (narrow_in, _) = narrow(&input);
+    let (narrow_out, _) = narrow(&output);
+    assert!(mapper
+        .map_narrowed(&span(&narrow_in, &narrow_out, true), |_| None::<()>)
+        .is_none());
+    assert!(!mapper.holds_tool_calls());
+    // Reference mode, and a span not marked narrowed, are never mapped this way.
+    let mut reference = Mapper::new(Options {
+        mode: Mode::Reference,
+        ..Options::default()
+    });
+    assert!(reference
+        .map_narrowed(&span(&narrow_in, &narrow_out, true), |_| Some(()))
+        .is_none());
+    assert!(mapper
+        .map_narrowed(&span(&narrow_in, &narrow_out, false), |_| Some(()))
+        .is_none());
+    // The same span is then mapped the usual way, once.
+    let mapped = mapper.map(&span(&input, &output, false));
+    assert_eq!(mapped.problems, 0);
+    assert!(mapper.holds_tool_calls());
+}
