@@ -572,10 +572,18 @@ fn map_model<'a>(
         match serde_json::from_str::<Shape<Request<'a>>>(text) {
             Ok(Shape::Object(request)) => {
                 let record = recording(span);
-                map_input_messages(request.messages.as_ref(), Some(text), out, scrubber, record);
+                let marks = MarkFor(crate::content::cap_of(options));
+                map_input_messages(
+                    request.messages.as_ref(),
+                    Some(text),
+                    out,
+                    scrubber,
+                    record,
+                    marks,
+                );
                 map_request(&request, out);
             }
-            Ok(_) => map_input_messages(None, None, out, scrubber, None),
+            Ok(_) => map_input_messages(None, None, out, scrubber, None, MarkFor(None)),
             Err(_) => {
                 out.problems |= parse_failure(text, problem::INPUT_NOT_JSON);
                 if out.problems & problem::NEEDS_JS != 0 {
@@ -584,7 +592,7 @@ fn map_model<'a>(
             }
         }
     } else {
-        map_input_messages(None, None, out, scrubber, None);
+        map_input_messages(None, None, out, scrubber, None, MarkFor(None));
     }
 
     // Output: messages, finish reasons, tokens, cost, response id and model.
@@ -615,7 +623,8 @@ fn map_model<'a>(
     let custom_meta = object(&response.custom);
     let refused = [raw_meta, custom_meta].into_iter().flatten().any(refusal);
     let record = recording(span);
-    map_answers(&response, text, refused, out, scrubber, record);
+    let marks = MarkFor(crate::content::cap_of(options));
+    map_answers(&response, text, refused, out, scrubber, record, marks);
 
     let raw_usage = raw_meta
         .and_then(|m| object(&m.usage))
@@ -677,6 +686,21 @@ fn recording(span: &SpanInput<'_>) -> Option<Recording> {
     }
 }
 
+/// Whether a message array's writer marks its messages for the size cap ([`Out::marking`]): the
+/// cap in force ([`crate::content::cap_of`]; `None`: none, nothing to mark for).
+#[derive(Debug, Clone, Copy)]
+struct MarkFor(Option<usize>);
+
+impl MarkFor {
+    /// For an array estimated at `hint` bytes before it is written ([`sc::messages_bytes`]):
+    /// from half the cap (a smaller one is capped only when scrubbing and escapes more than double
+    /// it, and the cap then finds the messages itself). Marks cost an allocation; most arrays are
+    /// far under the cap.
+    fn wanted(self, hint: usize) -> bool {
+        self.0.is_some_and(|max| hint >= max / 2)
+    }
+}
+
 /// Pushes a finished JSON attribute (marked as scrubbed by its writer when `scrubbed`, see
 /// [`Mapped::scrubbed`]), leaves it out when a value could not be scrubbed
 /// ([`problem::CONTENT_WITHHELD`]), or flags [`problem::OUT_OF_MEMORY`] (with `NEEDS_JS`: the
@@ -713,6 +737,7 @@ fn map_input_messages<'a>(
     out: &mut Mapped<'a>,
     scrubber: Option<&Scrubber>,
     record: Option<Recording>,
+    marks: MarkFor,
 ) {
     let messages: &[Shape<Message<'a>>] = match messages {
         None | Some(ArrayShape::Null) => &[],
@@ -731,8 +756,10 @@ fn map_input_messages<'a>(
     let source = SourceScrubber::of(scrubber, source);
     let mut text = Out::with_hint(conversation)
         .scrubbing(source.as_ref())
-        .recording(record, written_from)
-        .marking();
+        .recording(record, written_from);
+    if marks.wanted(conversation) {
+        text = text.marking();
+    }
     let mut system = Out::with_hint(if system_bytes > 2 { system_bytes } else { 0 })
         .scrubbing(source.as_ref())
         .recording(record, written_from);
@@ -792,6 +819,7 @@ fn map_answers<'a>(
     out: &mut Mapped<'a>,
     scrubber: Option<&Scrubber>,
     record: Option<Recording>,
+    marks: MarkFor,
 ) {
     // ok: at most one entry per candidate kept by the reader.
     let mut answers: Vec<(&Message<'a>, Option<Raw<'a>>)> = Vec::new();
@@ -840,8 +868,10 @@ fn map_answers<'a>(
         });
         let mut text = Out::with_hint(hint)
             .scrubbing(scrub.as_ref())
-            .recording(record, source)
-            .marking();
+            .recording(record, source);
+        if marks.wanted(hint) {
+            text = text.marking();
+        }
         if reasons.try_reserve(answers.len()).is_err() {
             out.problems |= problem::OUTPUT_SHAPE;
             return;

@@ -53,6 +53,17 @@ pub fn content_bit(key: &str) -> u8 {
         .map_or(0, |i| 1 << i)
 }
 
+/// The cap in bytes `options` set ([`Options::max_content_bytes`]; `usize::MAX`: none), else
+/// complete mode's default ([`cap::DEFAULT_MAX_CONTENT_BYTES`]); reference mode: none.
+pub fn cap_of(options: &Options) -> Option<usize> {
+    match (options.max_content_bytes, options.mode) {
+        (Some(usize::MAX), _) => None,
+        (Some(n), _) => Some(n),
+        (None, Mode::Complete) => Some(cap::DEFAULT_MAX_CONTENT_BYTES),
+        (None, Mode::Reference) => None,
+    }
+}
+
 /// The content rules of one [`Options`], compiled once (one `RegexSet` per mapper).
 #[derive(Debug, Clone)]
 pub struct Content {
@@ -89,16 +100,10 @@ impl Content {
         } else {
             None
         };
-        let max = match (options.max_content_bytes, options.mode) {
-            (Some(usize::MAX), _) => None,
-            (Some(n), _) => Some(n),
-            (None, Mode::Complete) => Some(cap::DEFAULT_MAX_CONTENT_BYTES),
-            (None, Mode::Reference) => None,
-        };
         Ok(Content {
             capture: options.capture,
             scrubber,
-            max,
+            max: cap_of(options),
         })
     }
 
