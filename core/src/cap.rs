@@ -14,8 +14,9 @@
 //!   [`MARKER`].
 //!
 //! Where: on the written attribute, not while writing. An attribute under the cap costs one length
-//! comparison; above it, one scan of the attribute to find the messages (or strings) and one copy
-//! of what is kept. The writers stay as they are, and the cap sees exactly the bytes that would be
+//! comparison; above it, one copy of what is kept, and one scan of the attribute to find the
+//! strings, or the messages unless their writer marked them ([`cap_messages_in`]: complete mode's
+//! writers mark each message of an array estimated at half the cap or more). The writers stay as they are, and the cap sees exactly the bytes that would be
 //! exported (after scrubbing). `cargo bench -p genkit-for-maple-core --bench content` prints the
 //! cost.
 //!
