@@ -129,7 +129,7 @@ pub fn cap_messages(json: &str, max: usize) -> Result<Capped<'_>, CapError> {
 /// [`cap_messages`] given where the messages are: `marks`, the byte ranges of the array's
 /// elements as its writer marked them ([`crate::out::Out::marking`]), spares the scan that finds
 /// them. The marks are used only when they fit `json` (`[`, the elements joined by `,`, `]`, each
-/// from a `{` to a `}`: [`marks_describe`]); otherwise, or with `None`, the elements are found
+/// from a `{` to a `}`, `marks_describe`); otherwise, or with `None`, the elements are found
 /// by the scan. For the writers' marks the result is the same either way.
 pub fn cap_messages_in<'j>(
     json: &'j str,
