@@ -408,8 +408,8 @@ impl Mapper {
     ///   its URL's characters), or a tool request of the answer holds it (its name, ref and input
     ///   are kept for rule 5);
     /// - an attribute holds the placeholder other than in a message attribute's pieces copied
-    ///   from an input (checked with `pieces`: each message attribute's recorded copies, in the
-    ///   order written), or a message attribute could be over the cap: its length plus two bytes
+    ///   from an input (each message attribute's recorded copies, in the order written, checked
+    ///   against the texts), or a message attribute could be over the cap: its length plus two bytes
     ///   for each placeholder (no code unit is more than 3 UTF-8 bytes) over
     ///   [`crate::content::Content::max_bytes`];
     /// - `build`, given the mapped attributes (message attributes still holding placeholders)
@@ -489,7 +489,8 @@ impl Mapper {
             }
         }
         let built = build(&out)?;
-        // Clean inputs: what the writers wrote is what scrubbing would have left.
+        // Clean inputs: what the writers wrote is what scrubbing would have left (marked as
+        // scrubbed for a caller that applies the content rules after all).
         if scrubber.is_some() {
             for (key, _) in &out.attributes {
                 out.scrubbed |= crate::content::content_bit(key);
