@@ -123,6 +123,11 @@ pub(crate) struct Registered {
     /// The content rules of the options (issue 11), shared with reference mode's writers
     /// (`src/content.rs`) without locking `inner`.
     pub(crate) content: Arc<genkit_for_maple_core::content::Content>,
+    /// The longest text (UTF-16 code units) complete mode's model spans read narrowed
+    /// ([`map_span`]): 0 where the content rules do not allow it, else half the cap (a longer
+    /// text's messages are likely capped, which the narrowed mapping declines after its work),
+    /// unbounded without a cap. Derived from the options once.
+    narrow_most: usize,
 }
 
 /// The next [`Mapper::id`]; 0 is never given (ids start at 1), so a missing id is never one.
@@ -523,9 +528,16 @@ impl Mapper {
     #[napi(constructor)]
     pub fn new(options: MapperOptions) -> napi::Result<Self> {
         let mapper = core_mapper(options)?;
+        let content = mapper.content();
+        let narrow_most = if narrow::rules_allow_narrowing(content) {
+            content.max_bytes().map_or(usize::MAX, |m| m / 2)
+        } else {
+            0
+        };
         let registered = Registered {
-            content: Arc::new(mapper.content().clone()),
+            content: Arc::new(content.clone()),
             inner: Arc::new(Mutex::new(mapper)),
+            narrow_most,
         };
         let fail = |why: &str| napi::Error::new(napi::Status::GenericFailure, why.to_string());
         // Ids only grow; at the end of the range no mapper can be made (4 billion made before).
@@ -626,12 +638,9 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
     let exception_stacktrace = raw::string(env, exception_stacktrace);
     let (end_seconds, end_nanos) = (raw::number(env, end_seconds), raw::number(env, end_nanos));
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        let Some((inner, narrowing)) = mapper_id(call.env, mapper).and_then(|id| {
-            registered(id, |r| {
-                let narrows = narrow::rules_allow_narrowing(&r.content);
-                (Arc::clone(&r.inner), narrows.then(|| r.content.max_bytes()))
-            })
-        }) else {
+        let Some((inner, narrow_most)) = mapper_id(call.env, mapper)
+            .and_then(|id| registered(id, |r| (Arc::clone(&r.inner), r.narrow_most)))
+        else {
             return problem::PANIC;
         };
         // The subtype and the ids are short ASCII strings: read into stack buffers, never
@@ -664,13 +673,9 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                 // content rules allow (core `Mapper::map_narrowed`); transcoded from the same
                 // units when that mapping declines. `genkit:input` from NARROW_MIN_UNITS (below,
                 // the checks cost what narrowing spares), `genkit:output` when the input was (or
-                // is ASCII and the output is long enough); under a cap, only texts of at most
-                // half the cap in code units: a longer one's messages are likely to be capped,
-                // which that mapping declines after doing its work.
-                let most = match narrowing {
-                    Some(max) if subtype == "model" => max.map_or(usize::MAX, |m| m / 2),
-                    _ => 0,
-                };
+                // is ASCII and the output is long enough); at most `Registered::narrow_most`
+                // units.
+                let most = if subtype == "model" { narrow_most } else { 0 };
                 let narrow_input = NARROW_MIN_UNITS..=most;
                 let got_input = read_lossy(
                     &call,
@@ -682,7 +687,7 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                 );
                 let narrow_output = if input_units.is_empty() {
                     NARROW_MIN_UNITS..=most
-                } else if input_units.len() == input_buf.len() {
+                } else if is_narrowed(input_units, input_buf) {
                     0..=most
                 } else {
                     super::NEVER_NARROW
@@ -711,16 +716,7 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                         _ => {}
                     }
                 }
-                let mut threw = 0;
-                if matches!(got_input, Got::Threw) {
-                    threw |= problem::ATTRIBUTE_TYPE | problem::INPUT_NOT_JSON;
-                }
-                if matches!(got_output, Got::Threw) {
-                    threw |= problem::ATTRIBUTE_TYPE | problem::OUTPUT_NOT_JSON;
-                }
-                let input_threw = matches!(got_input, Got::Threw);
-                let has_input = matches!(got_input, Got::Str | Got::Lossy);
-                let has_output = matches!(got_output, Got::Str | Got::Lossy);
+                let gots = [&got_input, &got_output];
                 // Everything but the texts; each path sets those. Only a tool span reads
                 // `other_input` (its arguments); a getter that threw gave nothing.
                 let base = SpanInput {
@@ -743,56 +739,34 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                     record_copies: false,
                     narrowed: None,
                 };
-                // The arguments read as they are: a value that is all of one (a tool's arguments, a
-                // JSON result as written) is written as the JavaScript value itself, which the sink
-                // names as the call's argument (no string made, no element set).
-                let read_as_is = [
-                    matches!(got_input, Got::Str),
-                    matches!(got_output, Got::Str),
-                ];
-                // Narrowed: units kept and one byte each in the buffer (a text transcoded with its
-                // units kept, which is longer in UTF-8, takes the usual path with the other).
-                let narrowed =
-                    |units: &[u16], buf: &str| !units.is_empty() && buf.len() == units.len();
+                // A text transcoded with its units kept (longer in UTF-8) beside a narrowed one:
+                // both take the usual path.
                 let all_narrowed = [(&*input_units, &*input_buf), (&*output_units, &*output_buf)]
                     .iter()
-                    .all(|(u, b)| u.is_empty() || narrowed(u, b));
-                let any_narrowed =
-                    narrowed(input_units, input_buf) || narrowed(output_units, output_buf);
-                if any_narrowed && all_narrowed {
+                    .all(|(u, b)| u.is_empty() || is_narrowed(u, b));
+                if all_narrowed && (!input_units.is_empty() || !output_units.is_empty()) {
                     // The state is borrowed only while the pure-Rust core runs (as below).
                     let Some(mut mapper) = try_lock(&inner) else {
                         return problem::NEEDS_JS;
                     };
+                    let reads = Reads::of(
+                        gots,
+                        [input_buf, output_buf],
+                        [input_units, output_units],
+                        arguments,
+                    );
                     let span_input = SpanInput {
-                        input: has_input.then_some(input_buf.as_str()),
-                        output: has_output.then_some(output_buf.as_str()),
+                        input: reads.texts[0],
+                        output: reads.texts[1],
                         narrowed: Some(utf::PLACEHOLDER),
                         ..base.clone()
                     };
-                    let sources = copies::Source::pair(
-                        span_input.input,
-                        span_input.output,
-                        input_units,
-                        output_units,
-                    );
                     let narrowed =
-                        mapper.map_narrowed(&span_input, |m| rebuild_messages(m, &sources));
+                        mapper.map_narrowed(&span_input, |m| rebuild_messages(m, &reads.sources));
                     let holds = holds_state(&mapper);
                     drop(mapper);
                     if let Some((mapped, built)) = narrowed {
-                        let exact = [
-                            (read_as_is[0], input_buf.as_str(), arguments[0]),
-                            (read_as_is[1], output_buf.as_str(), arguments[1]),
-                        ];
-                        let written = Written {
-                            input_threw,
-                            threw,
-                            holds,
-                            exact,
-                            sources: &sources,
-                        };
-                        return write_mapped(&call, mapped, built, &written);
+                        return write_mapped(&call, mapped, built, holds, &reads);
                     }
                 }
                 // Declined, or not all narrowed: the usual path, on the narrowed inputs
@@ -801,17 +775,25 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                     (&*input_units, &mut *input_buf),
                     (&*output_units, &mut *output_buf),
                 ] {
-                    if narrowed(units, buf) && utf::utf16_to_utf8_in_one_pass(units, buf).is_err() {
+                    if is_narrowed(units, buf)
+                        && utf::utf16_to_utf8_in_one_pass(units, buf).is_err()
+                    {
                         return problem::NEEDS_JS | problem::OUT_OF_MEMORY;
                     }
                 }
+                let reads = Reads::of(
+                    gots,
+                    [input_buf, output_buf],
+                    [input_units, output_units],
+                    arguments,
+                );
                 // The writers record their copies when an input's UTF-16 is kept and the texts
                 // are long enough (`COPIES_MIN_UNITS`: below, it costs more than it spares).
                 let record_copies = (!input_units.is_empty() || !output_units.is_empty())
                     && input_units.len() + output_units.len() >= super::COPIES_MIN_UNITS;
                 let span_input = SpanInput {
-                    input: has_input.then_some(input_buf.as_str()),
-                    output: has_output.then_some(output_buf.as_str()),
+                    input: reads.texts[0],
+                    output: reads.texts[1],
                     record_copies,
                     ..base
                 };
@@ -824,24 +806,7 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                 let mapped = mapper.map(&span_input);
                 let holds = holds_state(&mapper);
                 drop(mapper);
-                let sources = copies::Source::pair(
-                    span_input.input,
-                    span_input.output,
-                    input_units,
-                    output_units,
-                );
-                let exact = [
-                    (read_as_is[0], input_buf.as_str(), arguments[0]),
-                    (read_as_is[1], output_buf.as_str(), arguments[1]),
-                ];
-                let written = Written {
-                    input_threw,
-                    threw,
-                    holds,
-                    exact,
-                    sources: &sources,
-                };
-                write_mapped(&call, mapped, Vec::new(), &written)
+                write_mapped(&call, mapped, Vec::new(), holds, &reads)
             })
         })
     }));
@@ -857,19 +822,52 @@ fn holds_state(mapper: &span::Mapper) -> u32 {
     }
 }
 
-/// What [`write_mapped`] needs of the call besides the attributes.
-struct Written<'s> {
+/// Whether a text read with its units kept was narrowed: one byte a unit in its buffer (a
+/// transcoded one that kept them is not ASCII, so longer in UTF-8).
+fn is_narrowed(units: &[u16], buf: &str) -> bool {
+    !units.is_empty() && buf.len() == units.len()
+}
+
+/// What [`write_mapped`] needs of a span's two reads (`genkit:input`, `genkit:output`).
+struct Reads<'s> {
+    /// The texts as the mapping gets them (`None`: not a string, or its getter threw).
+    texts: [Option<&'s str>; 2],
     /// The `genkit:input` getter threw: no input messages are written.
     input_threw: bool,
     /// Problem flags of the reads.
     threw: u32,
-    /// [`TOOL_CALL_STATE`] or 0.
-    holds: u32,
-    /// Per argument (`genkit:input`, `genkit:output`): whether it was read as it is, its text as
-    /// read, and the JavaScript value itself.
+    /// Per argument: whether it was read as it is, its text as read, and the JavaScript value
+    /// itself. A value that is all of one (a tool's arguments, a JSON result as written) is
+    /// written as that value, which the sink names as the call's argument (no string made).
     exact: [(bool, &'s str, sys::napi_value); 2],
-    /// The texts the message writers copied from, with their kept code units.
-    sources: &'s [copies::Source<'s>; 2],
+    /// The texts with their kept code units: what the message writers copied from.
+    sources: [copies::Source<'s>; 2],
+}
+
+impl<'s> Reads<'s> {
+    fn of(
+        got: [&Got; 2],
+        bufs: [&'s String; 2],
+        units: [&'s Vec<u16>; 2],
+        arguments: [sys::napi_value; 2],
+    ) -> Reads<'s> {
+        let has = |g: &Got| matches!(g, Got::Str | Got::Lossy);
+        let texts = [0, 1].map(|i| has(got[i]).then_some(bufs[i].as_str()));
+        let mut threw = 0;
+        if matches!(got[0], Got::Threw) {
+            threw |= problem::ATTRIBUTE_TYPE | problem::INPUT_NOT_JSON;
+        }
+        if matches!(got[1], Got::Threw) {
+            threw |= problem::ATTRIBUTE_TYPE | problem::OUTPUT_NOT_JSON;
+        }
+        Reads {
+            texts,
+            input_threw: matches!(got[0], Got::Threw),
+            threw,
+            exact: [0, 1].map(|i| (matches!(got[i], Got::Str), bufs[i].as_str(), arguments[i])),
+            sources: copies::Source::pair(texts[0], texts[1], units[0], units[1]),
+        }
+    }
 }
 
 /// The message attributes of a narrowed mapping that hold the placeholder, rebuilt in UTF-16 from
@@ -905,7 +903,8 @@ fn write_mapped(
     call: &Call,
     mut mapped: span::Mapped<'_>,
     mut built: Vec<(&'static str, Vec<u16>)>,
-    w: &Written<'_>,
+    holds: u32,
+    w: &Reads<'_>,
 ) -> u32 {
     if w.input_threw {
         // Absent-and-broken, as the reference path treats it: no input messages.
@@ -916,9 +915,9 @@ fn write_mapped(
     if mapped.problems & problem::NEEDS_JS != 0
         || mapped.attributes.iter().any(|(_, v)| has_json(v))
     {
-        return mapped.problems | problem::NEEDS_JS | w.holds;
+        return mapped.problems | problem::NEEDS_JS | holds;
     }
-    let mut problems = mapped.problems | w.threw | w.holds;
+    let mut problems = mapped.problems | w.threw | holds;
     let mut recorded = std::mem::take(&mut mapped.copies);
     for (key, value) in mapped.attributes {
         if let Some(i) = built.iter().position(|(k, _)| *k == key) {
@@ -969,7 +968,7 @@ fn write_mapped(
                 };
                 let pieces = copies::Pieces {
                     copies: &copied,
-                    sources: w.sources,
+                    sources: &w.sources,
                 };
                 call.string_owned(text, pieces).unwrap_or(ptr::null_mut())
             }

@@ -369,18 +369,8 @@ impl Mapper {
         let mut out = match self.options.mode {
             Mode::Reference => map_reference_scrubbed(span, scrub),
             Mode::Complete => {
-                // The answer's tool requests come from the mapping's own parse of
-                // `genkit:output` (no second parse for rule 5); most answers have none (no
-                // allocation then).
-                let mut requests = Vec::new();
-                let wants = span.trace_id.is_some() && span.parent_span_id.is_some();
-                let mut out = complete::map_collecting(
-                    span,
-                    &self.options,
-                    &mut self.prices,
-                    scrub,
-                    wants.then_some(&mut requests),
-                );
+                let (mut out, requests) =
+                    map_complete(span, &self.options, &mut self.prices, scrub);
                 if out.problems & problem::NEEDS_JS == 0 {
                     crate::pairing::pair(&mut self.pairing, span, &mut out, &requests);
                 }
@@ -446,15 +436,7 @@ impl Mapper {
                 return None;
             }
         }
-        let mut requests = Vec::new();
-        let wants = span.trace_id.is_some() && span.parent_span_id.is_some();
-        let mut out = complete::map_collecting(
-            span,
-            &self.options,
-            &mut self.prices,
-            None,
-            wants.then_some(&mut requests),
-        );
+        let (mut out, requests) = map_complete(span, &self.options, &mut self.prices, None);
         if out.problems & problem::NEEDS_JS != 0 {
             return None;
         }
@@ -489,13 +471,6 @@ impl Mapper {
             }
         }
         let built = build(&out)?;
-        // Clean inputs: what the writers wrote is what scrubbing would have left (marked as
-        // scrubbed for a caller that applies the content rules after all).
-        if scrubber.is_some() {
-            for (key, _) in &out.attributes {
-                out.scrubbed |= crate::content::content_bit(key);
-            }
-        }
         crate::pairing::pair(&mut self.pairing, span, &mut out, &requests);
         Some((out, built))
     }
@@ -513,6 +488,22 @@ impl Mapper {
     pub fn holds_tool_calls(&self) -> bool {
         !self.pairing.is_empty()
     }
+}
+
+/// Complete mode's mapping of `span`, with the answer's tool requests for rule 5 collected from
+/// the mapping's own parse of `genkit:output` (no second parse; kept only for a span with a trace
+/// and a parent, the only ones paired; most answers have none: no allocation then).
+fn map_complete<'a>(
+    span: &SpanInput<'a>,
+    options: &Options,
+    prices: &mut crate::cost::PriceCache,
+    scrub: Option<&crate::scrub::Scrubber>,
+) -> (Mapped<'a>, Vec<crate::pairing::ToolRequest<'a>>) {
+    let mut requests = Vec::new();
+    let wants = span.trace_id.is_some() && span.parent_span_id.is_some();
+    let out =
+        complete::map_collecting(span, options, prices, scrub, wants.then_some(&mut requests));
+    (out, requests)
 }
 
 /// Whether every byte `placeholder` of `text` lies in a piece of `copies` ([`Mapped::copies`],

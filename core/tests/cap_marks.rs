@@ -6,23 +6,14 @@
 //! byte for byte what capping the uncapped mapping's text by the scan gives. Marks that do not fit
 //! the text are not used (same answer, no panic).
 
+mod common;
+use common::rows;
+
 use genkit_for_maple_core::cap::{cap_messages, cap_messages_in, top_level_elements};
 use genkit_for_maple_core::complete::map;
 use genkit_for_maple_core::cost::PriceCache;
 use genkit_for_maple_core::span::{Mapper, Options, SpanInput, Value};
 use proptest::prelude::*;
-use std::path::Path;
-
-fn rows(file: &str) -> Vec<serde_json::Value> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../__test__/fixtures")
-        .join(file);
-    let text = std::fs::read_to_string(&path).expect("fixture readable");
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).expect("a JSON row"))
-        .collect()
-}
 
 /// `(genkit:input, genkit:output, genkit:name)` of every model span of the corpora.
 fn corpus_model_spans() -> Vec<(Option<String>, Option<String>, Option<String>)> {

@@ -6,23 +6,14 @@
 //! call answers with its `toolResponse` where the output tells calls apart; a tool span whose
 //! request has no ref (Gemini 2.5) gets none; the state is empty once every trace ended.
 
+mod common;
+use common::rows;
+
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
 use std::time::Instant;
 
 use genkit_for_maple_core::pairing::{SpanKey, ToolCallPairing};
 use serde_json::Value;
-
-fn rows(file: &str) -> Vec<Value> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../__test__/fixtures")
-        .join(file);
-    let text = std::fs::read_to_string(&path).expect("fixture readable");
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).expect("a JSON row"))
-        .collect()
-}
 
 fn attr<'a>(row: &'a Value, key: &str) -> Option<&'a str> {
     row["attributes"][key].as_str()
