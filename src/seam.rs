@@ -447,8 +447,21 @@ fn ascii_arg<const N: usize>(
 /// A hex id argument (`traceId`, `spanId`) as bytes; `None` when it is not a string of `2 * N`
 /// hex digits ([`span::parse_hex`]).
 fn hex_arg<const N: usize>(env: sys::napi_env, value: Option<sys::napi_value>) -> Option<[u8; N]> {
-    let mut buf = [0u8; 64];
-    span::parse_hex(ascii_arg(env, value?, &mut buf)?)
+    // Room for one unit more than an id holds: a longer string reads `2 * N + 1` units and is
+    // refused by its length (napi writes at most `room - 1` units and a NUL).
+    let mut units = [0u16; 34];
+    let room = (2 * N + 2).min(units.len());
+    let mut written = 0usize;
+    // SAFETY: `units` is valid for `room <= 34` code units; napi writes at most that many (NUL
+    // included) and reports the count without the NUL in `written`. A value that is not a
+    // string makes napi return `napi_string_expected` without an exception.
+    let status = unsafe {
+        sys::napi_get_value_string_utf16(env, value?, units.as_mut_ptr(), room, &mut written)
+    };
+    if status != sys::Status::napi_ok {
+        return None;
+    }
+    span::parse_hex_units(units.get(..written)?)
 }
 
 /// Creates the JavaScript value of an attribute value; null for [`Value::Json`] or on failure.

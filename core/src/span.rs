@@ -690,14 +690,28 @@ fn stack_error_name(stack: &str) -> Option<&str> {
 
 /// Parses a lowercase or uppercase hex id (`traceId` / `spanId` of the JavaScript API) into bytes.
 pub fn parse_hex<const N: usize>(hex: &str) -> Option<[u8; N]> {
-    let bytes = hex.as_bytes();
-    if bytes.len() != 2 * N {
+    parse_hex_units(hex.as_bytes())
+}
+
+/// [`parse_hex`] of a JavaScript string's UTF-16 code units (or bytes), as the binding reads an
+/// id argument: `None` unless it is exactly `2 * N` hex digits.
+pub fn parse_hex_units<const N: usize, U: Copy + Into<u32>>(units: &[U]) -> Option<[u8; N]> {
+    if units.len() != 2 * N {
         return None;
     }
+    let digit = |u: U| -> Option<u8> {
+        let u: u32 = u.into();
+        let v = match u {
+            0x30..=0x39 => u - 0x30,
+            0x61..=0x66 => u - 0x61 + 10,
+            0x41..=0x46 => u - 0x41 + 10,
+            _ => return None,
+        };
+        Some(v as u8)
+    };
     let mut out = [0u8; N];
-    for (i, pair) in bytes.chunks_exact(2).enumerate() {
-        let digit = |b: u8| (b as char).to_digit(16);
-        out[i] = (digit(pair[0])? * 16 + digit(pair[1])?) as u8;
+    for (to, pair) in out.iter_mut().zip(units.chunks_exact(2)) {
+        *to = (digit(pair[0])? << 4) | digit(pair[1])?;
     }
     Some(out)
 }

@@ -347,3 +347,30 @@ fn small_integers_read_as_str_parse_reads_them() {
         );
     }
 }
+
+#[test]
+fn hex_ids_from_text_and_from_code_units() {
+    use crate::span::{parse_hex, parse_hex_units};
+    assert_eq!(parse_hex::<2>("0aFf"), Some([0x0a, 0xff]));
+    assert_eq!(parse_hex::<2>("0aF"), None, "too short");
+    assert_eq!(parse_hex::<2>("0aFf0"), None, "too long");
+    assert_eq!(parse_hex::<2>("0aFg"), None, "not a hex digit");
+    let units = |s: &str| s.encode_utf16().collect::<Vec<u16>>();
+    assert_eq!(
+        parse_hex_units::<2, u16>(&units("0aFf")),
+        Some([0x0a, 0xff])
+    );
+    // A unit whose low byte is a hex digit is not one ('İ' is U+0130, low byte '0').
+    assert_eq!(parse_hex_units::<1, u16>(&[0x0130, 0x30]), None);
+    assert_eq!(parse_hex_units::<1, u16>(&[0xff10, 0x30]), None);
+    let id = "0123456789abcdef0123456789ABCDEF";
+    assert_eq!(
+        parse_hex_units::<16, u16>(&units(id)),
+        parse_hex::<16>(id),
+        "the two readings agree"
+    );
+    assert_eq!(
+        parse_hex::<16>(id).map(u128::from_be_bytes),
+        Some(0x0123456789abcdef0123456789abcdef)
+    );
+}
