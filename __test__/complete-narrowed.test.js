@@ -6,12 +6,15 @@
 // The oracle is the same processor with a user secret pattern that matches nothing: a user
 // pattern may read characters, so that processor never narrows, and a pattern that never matches
 // changes nothing. Cases: clean spans of every size around the narrowing thresholds, and every
-// reason the narrowed mapping declines (a secret needle, a `\u` escape, a DEL, non-ASCII
-// finish reasons, roles, response ids, stop sequences, tool requests, media URLs, a cap, a lone
-// surrogate, a short multi-byte input beside a long output).
+// reason the narrowed mapping declines (a secret needle, a `\u` escape, non-ASCII finish
+// reasons, response ids, stop sequences, tool requests, media URLs, a cap, a lone surrogate, a
+// short multi-byte input beside a long output), beside spans that narrow with a DEL, non-ASCII
+// roles or system instructions. Both paths write the same attributes by design, so each case also
+// asserts which path it took, by the binding's count of narrowed spans (`narrowedSpanCount`).
 const test = require("node:test")
 const assert = require("node:assert/strict")
 const { GenkitForMaple } = require("..")
+const { narrowedSpanCount } = require("../binding.js")
 const { modelSpan } = require("../bench/synth.js")
 
 const NEVER = ["zq_never_matches_[0-9]{64}"]
@@ -37,8 +40,19 @@ function shell(attributes, spanId) {
 
 const PARENT = "f0f0f0f0f0f0f0f0"
 
-/** Ends the same spans, in order, on the default complete processor and on the oracle; asserts every attribute equal. */
-function sameAsUsual(spans, label, options = {}) {
+/**
+ * Ends the same spans, in order, on the default complete processor and on the oracle; asserts
+ * every attribute equal, and that `narrowed` of the spans took the narrowed path (the oracle
+ * never does).
+ */
+function sameAsUsual(spans, label, narrowed, options = {}) {
+  const before = narrowedSpanCount()
+  const results = compare(spans, label, options)
+  assert.equal(narrowedSpanCount() - before, narrowed, `${label}: spans mapped narrowed`)
+  return results
+}
+
+function compare(spans, label, options) {
   const narrowing = new GenkitForMaple({ ...options })
   const usual = new GenkitForMaple({ ...options, secretPatterns: NEVER })
   assert.ok(narrowing.isNative && usual.isNative)
@@ -71,16 +85,21 @@ function span(messages, answer, extra = {}) {
 }
 
 test("complete mode, narrowed: synthetic spans of every size, ASCII and multi-byte in every combination, as the usual path", () => {
+  // Which narrow, per size, for multi/multi, ascii/multi, multi/ascii: a multi-byte input from
+  // 2048 UTF-16 units (NARROW_MIN_UNITS; the 1 KB span's is shorter), a multi-byte output beside
+  // an ASCII input only from 2048 units itself (the 3 and 10 KB spans' answers are shorter), and
+  // none at 300 KB, where the messages may be over the default cap (256 KiB) in UTF-8.
+  const narrows = { 1000: [0, 0, 0], 3000: [1, 0, 1], 10000: [1, 0, 1], 40000: [1, 1, 1], 100000: [1, 1, 1], 300000: [0, 0, 0] }
   for (const size of [1000, 3000, 10000, 40000, 100000, 300000]) {
     const ascii = modelSpan(size, "ascii")
     const multi = modelSpan(size, "multi")
-    for (const [input, output, label] of [
+    for (const [k, [input, output, label]] of [
       [multi, multi, "multi/multi"],
       [ascii, multi, "ascii/multi"],
       [multi, ascii, "multi/ascii"],
-    ]) {
+    ].entries()) {
       const attrs = { ...ascii, "genkit:input": input["genkit:input"], "genkit:output": output["genkit:output"] }
-      const [got] = sameAsUsual([attrs], `${size} ${label}`)
+      const [got] = sameAsUsual([attrs], `${size} ${label}`, narrows[size][k])
       assert.equal(typeof got["gen_ai.input.messages"], "string")
       assert.equal(typeof got["gen_ai.usage.cost"], "number")
     }
@@ -88,34 +107,40 @@ test("complete mode, narrowed: synthetic spans of every size, ASCII and multi-by
 })
 
 test("complete mode, narrowed: every reason to decline maps as the usual path", () => {
+  // [spans, how many narrow]: a DEL (the placeholder's byte) is restored from the units, a role
+  // and system instructions are message content; the others decline.
   const cases = {
-    clean: [span([user("東京")], model("晴れです 😀"))],
-    "needle in input": [span([user("my key sk-proj-abcdefghijklmnopqrstu0123456789 東京")], model("ok 😀"))],
-    "needle in output": [span([user("東京")], model("use api_key=abcdefghijklmnop0123 please 😀"))],
-    "\\u escape": [span([user("a \u0001 control and 東京")], model("😀"))],
-    "DEL in a text": [span([user("del \u007f here 東京")], model("and \u007f there 😀"))],
-    "non-ASCII finish reason": [span([user("東京")], model("晴れ"), { finishReason: "停止" })],
-    "non-ASCII role": [span([{ role: "利用者", content: [{ text: "東京" }] }], { role: "モデル", content: [{ text: "晴れ" }] })],
-    "non-ASCII response id and model": [span([user("東京")], model("晴れ"), { custom: { responseId: "応答-1", modelVersion: "ジェミニ-2.5" } })],
-    "non-ASCII stop sequences and output format": [span([user("東京")], model("晴れ"), { config: { stopSequences: ["終わり", "end"], temperature: 0.1 } })],
-    "system instructions": [span([{ role: "system", content: [{ text: "あなたは旅行の助手です" }] }, user("東京")], model("はい"))],
+    clean: [[span([user("東京")], model("晴れです 😀"))], 1],
+    "needle in input": [[span([user("my key sk-proj-abcdefghijklmnopqrstu0123456789 東京")], model("ok 😀"))], 0],
+    "needle in output": [[span([user("東京")], model("use api_key=abcdefghijklmnop0123 please 😀"))], 0],
+    "\\u escape": [[span([user("a \u0001 control and 東京")], model("😀"))], 0],
+    "DEL in a text": [[span([user("del \u007f here 東京")], model("and \u007f there 😀"))], 1],
+    "non-ASCII finish reason": [[span([user("東京")], model("晴れ"), { finishReason: "停止" })], 0],
+    "non-ASCII role": [[span([{ role: "利用者", content: [{ text: "東京" }] }], { role: "モデル", content: [{ text: "晴れ" }] })], 1],
+    "non-ASCII response id and model": [[span([user("東京")], model("晴れ"), { custom: { responseId: "応答-1", modelVersion: "ジェミニ-2.5" } })], 0],
+    "non-ASCII stop sequences and output format": [[span([user("東京")], model("晴れ"), { config: { stopSequences: ["終わり", "end"], temperature: 0.1 } })], 0],
+    "system instructions": [[span([{ role: "system", content: [{ text: "あなたは旅行の助手です" }] }, user("東京")], model("はい"))], 1],
     "media, remote and data URLs": [
-      span(
-        [{ role: "user", content: [{ text: "見て" }, { media: { url: "https://例え.jp/画像.png", contentType: "image/png" } }, { media: { url: "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB", contentType: "image/png" } }] }],
-        model("見ました"),
-      ),
+      [
+        span(
+          [{ role: "user", content: [{ text: "見て" }, { media: { url: "https://例え.jp/画像.png", contentType: "image/png" } }, { media: { url: "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB", contentType: "image/png" } }] }],
+          model("見ました"),
+        ),
+      ],
+      0,
     ],
-    "media URL with non-ASCII in the data": [span([{ role: "user", content: [{ media: { url: "data:text/plain;charset=utf-8,東京" } }] }], model("はい"))],
+    "media URL with non-ASCII in the data": [[span([{ role: "user", content: [{ media: { url: "data:text/plain;charset=utf-8,東京" } }] }], model("はい"))], 0],
   }
-  for (const [name, spans] of Object.entries(cases)) sameAsUsual(spans, name)
+  for (const [name, [spans, narrowed]] of Object.entries(cases)) sameAsUsual(spans, name, narrowed)
 })
 
 test("complete mode, narrowed: tool requests with multi-byte names, refs and inputs pair with their tool spans as on the usual path", () => {
-  for (const [name, ref, input] of [
-    ["getWeather", "call_1", { city: "Paris" }],
-    ["天気", "call_2", { city: "Paris" }],
-    ["getWeather", "呼び出し_3", { city: "Paris" }],
-    ["getWeather", "call_4", { 都市: "東京" }],
+  // A tool request holding a multi-byte name, ref or input makes the model span decline.
+  for (const [name, ref, input, narrowed] of [
+    ["getWeather", "call_1", { city: "Paris" }, 1],
+    ["天気", "call_2", { city: "Paris" }, 0],
+    ["getWeather", "呼び出し_3", { city: "Paris" }, 0],
+    ["getWeather", "call_4", { 都市: "東京" }, 0],
   ]) {
     const request = span([user("天気は？")], { role: "model", content: [{ text: "調べます" }, { toolRequest: { name, ref, input } }] })
     const tool = {
@@ -124,7 +149,7 @@ test("complete mode, narrowed: tool requests with multi-byte names, refs and inp
       "genkit:input": JSON.stringify(input),
       "genkit:output": JSON.stringify({ 天気: "晴れ" }),
     }
-    const [, toolAttrs] = sameAsUsual([request, tool], `tool ${name} ${ref}`)
+    const [, toolAttrs] = sameAsUsual([request, tool], `tool ${name} ${ref}`, narrowed)
     assert.equal(toolAttrs["gen_ai.tool.call.id"], ref, `${name} ${ref}`)
   }
 })
@@ -132,19 +157,20 @@ test("complete mode, narrowed: tool requests with multi-byte names, refs and inp
 test("complete mode, narrowed: caps, lone surrogates and mixed inputs map as the usual path", () => {
   // Under the default cap (256 KiB a content attribute): messages that fit, messages whose
   // UTF-8 only is over it (narrowed length under, three bytes a character), and far over it.
-  for (const units of [20_000, 100_000, 125_000, 400_000]) {
+  // Narrowed only where the narrowed length plus two bytes a placeholder is within the cap.
+  for (const [units, narrowed] of [[20_000, 1], [100_000, 0], [125_000, 0], [400_000, 0]]) {
     const big = span([user(long("東", units))], model("晴れ"))
-    const [got] = sameAsUsual([big], `cap ${units}`)
+    const [got] = sameAsUsual([big], `cap ${units}`, narrowed)
     assert.ok(Buffer.byteLength(got["gen_ai.input.messages"]) <= 256 * 1024)
   }
   // A cap of the user's, smaller: messages dropped by it.
-  sameAsUsual([span([user(long("京", 5000)), user(long("都", 5000))], model("はい"))], "cap 20000", { maxContentBytes: 20_000 })
-  sameAsUsual([span([user(long("京", 5000))], model("はい"))], "no cap", { maxContentBytes: Infinity })
+  sameAsUsual([span([user(long("京", 5000)), user(long("都", 5000))], model("はい"))], "cap 20000", 0, { maxContentBytes: 20_000 })
+  sameAsUsual([span([user(long("京", 5000))], model("はい"))], "no cap", 1, { maxContentBytes: Infinity })
   // A lone surrogate in one input (read lossily, not narrowed) beside a narrowed other.
   const lone = span([user("bad \ud800 surrogate")], model(long("長い答え😀", 5000)))
-  sameAsUsual([lone], "lone surrogate in input")
+  sameAsUsual([lone], "lone surrogate in input", 0)
   const loneOut = span([user("東京")], model("bad \udc00 surrogate " + long("長", 3000)))
-  sameAsUsual([loneOut], "lone surrogate in output")
+  sameAsUsual([loneOut], "lone surrogate in output", 0)
   // A short multi-byte input (transcoded) beside a long multi-byte output, and the reverse.
   const shortInput = {
     "genkit:metadata:subtype": "model",
@@ -152,8 +178,8 @@ test("complete mode, narrowed: caps, lone surrogates and mixed inputs map as the
     "genkit:input": JSON.stringify({ messages: [user("短い")] }),
     "genkit:output": JSON.stringify({ message: model(long("長い答え😀", 8000)), finishReason: "stop" }),
   }
-  sameAsUsual([shortInput], "short input, long output")
-  sameAsUsual([{ ...shortInput, "genkit:input": span([user("x")], model("y"))["genkit:input"], "genkit:output": JSON.stringify({ message: model("短"), finishReason: "stop" }) }], "long input, short output")
+  sameAsUsual([shortInput], "short input, long output", 0)
+  sameAsUsual([{ ...shortInput, "genkit:input": span([user("x")], model("y"))["genkit:input"], "genkit:output": JSON.stringify({ message: model("短"), finishReason: "stop" }) }], "long input, short output", 1)
   // ASCII input, long multi-byte output.
-  sameAsUsual([{ ...shortInput, "genkit:input": JSON.stringify({ messages: [user("plain ASCII question")] }) }], "ASCII input, long output")
+  sameAsUsual([{ ...shortInput, "genkit:input": JSON.stringify({ messages: [user("plain ASCII question")] }) }], "ASCII input, long output", 1)
 })

@@ -210,6 +210,19 @@ pub(crate) fn try_lock(mapper: &Mutex<span::Mapper>) -> Option<MutexGuard<'_, sp
 /// multi-byte model spans: 100.5k instructions narrowed against 96.2k transcoded; 10 KB: fewer).
 const NARROW_MIN_UNITS: usize = 2048;
 
+/// Spans of this process mapped narrowed (their message attributes rebuilt from the inputs' code
+/// units; core `Mapper::map_narrowed`), counted so that tests can tell which path a span took:
+/// both paths write the same attributes by design.
+static NARROWED_SPANS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many spans this process has mapped narrowed (see [`NARROWED_SPANS`]): a count that only
+/// grows, for tests (`__test__/complete-narrowed.test.js` asserts which spans take the path). A
+/// JavaScript number (exact below 2^53).
+#[napi]
+pub fn narrowed_span_count() -> f64 {
+    NARROWED_SPANS.load(Ordering::Relaxed) as f64
+}
+
 /// What [`read_lossy`] found.
 enum Got {
     /// A string, in the buffer as it is.
@@ -779,6 +792,7 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                     let holds = holds_state(&mapper);
                     drop(mapper);
                     if let Some((mapped, built)) = narrowed {
+                        NARROWED_SPANS.fetch_add(1, Ordering::Relaxed);
                         return write_mapped(&call, mapped, built, holds, &reads);
                     }
                 }
