@@ -410,17 +410,19 @@ pub(crate) fn pair<'a>(
     out: &mut Mapped<'a>,
     requests: &[ToolRequest<'_>],
 ) {
-    let now = Instant::now();
+    // The clock is read only where the state is used (a model span's answer holds tool
+    // requests, or a tool span finds state to pair with): most spans need neither, and an empty
+    // state has nothing to evict.
     if let (Some(trace), Some(parent)) = (span.trace_id, span.parent_span_id) {
         let parent = SpanKey::from_bytes(trace, parent);
         match span.subtype {
             Some("model") if !requests.is_empty() => {
-                state.record_requests(parent, requests.iter().copied(), now);
+                state.record_requests(parent, requests.iter().copied(), Instant::now());
             }
-            Some("tool" | "tool.v2") => {
+            Some("tool" | "tool.v2") if !state.is_empty() => {
                 let id = span
                     .name
-                    .and_then(|name| state.tool_call_id(parent, name, span.input, now));
+                    .and_then(|name| state.tool_call_id(parent, name, span.input, Instant::now()));
                 if let Some(id) = id {
                     out.push(keys::TOOL_CALL_ID, Value::Str(Cow::Owned(id)));
                 }
