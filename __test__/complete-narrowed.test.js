@@ -7,9 +7,9 @@
 // pattern may read characters, so that processor never narrows, and a pattern that never matches
 // changes nothing. Cases: clean spans of every size around the narrowing thresholds, and every
 // reason the narrowed mapping declines (a secret needle, a `\u` escape, non-ASCII finish
-// reasons, response ids, stop sequences, tool requests, media URLs, a cap, a lone surrogate, a
-// short multi-byte input beside a long output), beside spans that narrow with a DEL, non-ASCII
-// roles or system instructions. Both paths write the same attributes by design, so each case also
+// reasons, response ids, stop sequences, tool requests, media URLs, a cap that would shorten a
+// message's text, a lone surrogate, a short multi-byte input beside a long output), beside spans
+// that narrow with a DEL, non-ASCII roles, system instructions, or messages over the cap dropped. Both paths write the same attributes by design, so each case also
 // asserts which path it took, by the binding's count of narrowed spans (`narrowedSpanCount`).
 const test = require("node:test")
 const assert = require("node:assert/strict")
@@ -87,9 +87,10 @@ function span(messages, answer, extra = {}) {
 test("complete mode, narrowed: synthetic spans of every size, ASCII and multi-byte in every combination, as the usual path", () => {
   // Which narrow, per size, for multi/multi, ascii/multi, multi/ascii: a multi-byte input from
   // 2048 UTF-16 units (NARROW_MIN_UNITS; the 1 KB span's is shorter), a multi-byte output beside
-  // an ASCII input only from 2048 units itself (the 3 and 10 KB spans' answers are shorter), and
-  // none at 300 KB, where the messages may be over the default cap (256 KiB) in UTF-8.
-  const narrows = { 1000: [0, 0, 0], 3000: [1, 0, 1], 10000: [1, 0, 1], 40000: [1, 1, 1], 100000: [1, 1, 1], 300000: [0, 0, 0] }
+  // an ASCII input only from 2048 units itself (the 3 and 10 KB spans' answers are shorter). At
+  // 300 KB the input messages are over the default cap (256 KiB) in UTF-8: the narrowed mapping
+  // drops the oldest messages by their UTF-8 sizes, as the usual path does.
+  const narrows = { 1000: [0, 0, 0], 3000: [1, 0, 1], 10000: [1, 0, 1], 40000: [1, 1, 1], 100000: [1, 1, 1], 300000: [1, 1, 1] }
   for (const size of [1000, 3000, 10000, 40000, 100000, 300000]) {
     const ascii = modelSpan(size, "ascii")
     const multi = modelSpan(size, "multi")
@@ -102,6 +103,10 @@ test("complete mode, narrowed: synthetic spans of every size, ASCII and multi-by
       const [got] = sameAsUsual([attrs], `${size} ${label}`, narrows[size][k])
       assert.equal(typeof got["gen_ai.input.messages"], "string")
       assert.equal(typeof got["gen_ai.usage.cost"], "number")
+      if (size === 300000) {
+        assert.ok(got["genkit_for_maple.content.dropped_messages"] > 0, `${size} ${label}: messages dropped`)
+        assert.ok(Buffer.byteLength(got["gen_ai.input.messages"]) <= 256 * 1024)
+      }
     }
   }
 })
@@ -157,14 +162,19 @@ test("complete mode, narrowed: tool requests with multi-byte names, refs and inp
 test("complete mode, narrowed: caps, lone surrogates and mixed inputs map as the usual path", () => {
   // Under the default cap (256 KiB a content attribute): messages that fit, messages whose
   // UTF-8 only is over it (narrowed length under, three bytes a character), and far over it.
-  // Narrowed only where the narrowed length plus two bytes a placeholder is within the cap.
+  // One long newest message (the history before it is dropped): narrowed where the UTF-8 text
+  // fits the cap; over it the cap would shorten the message's text, which the narrowed mapping
+  // declines (100,000 and 125,000 units: 300 and 375 KB of UTF-8, narrowed 100 and 125 KB).
   for (const [units, narrowed] of [[20_000, 1], [100_000, 0], [125_000, 0], [400_000, 0]]) {
     const big = span([user(long("東", units))], model("晴れ"))
     const [got] = sameAsUsual([big], `cap ${units}`, narrowed)
     assert.ok(Buffer.byteLength(got["gen_ai.input.messages"]) <= 256 * 1024)
   }
-  // A cap of the user's, smaller: messages dropped by it.
-  sameAsUsual([span([user(long("京", 5000)), user(long("都", 5000))], model("はい"))], "cap 20000", 0, { maxContentBytes: 20_000 })
+  // A cap of the user's, smaller: the history and the first long message dropped (by their
+  // UTF-8 sizes: 15 KB each, 5 KB narrowed), the newest kept.
+  const [dropped] = sameAsUsual([span([user(long("京", 5000)), user(long("都", 5000))], model("はい"))], "cap 20000", 1, { maxContentBytes: 20_000 })
+  assert.equal(dropped["genkit_for_maple.content.dropped_messages"], 3)
+  assert.ok(Buffer.byteLength(dropped["gen_ai.input.messages"]) <= 20_000)
   sameAsUsual([span([user(long("京", 5000))], model("はい"))], "no cap", 1, { maxContentBytes: Infinity })
   // A lone surrogate in one input (read lossily, not narrowed) beside a narrowed other.
   const lone = span([user("bad \ud800 surrogate")], model(long("長い答え😀", 5000)))

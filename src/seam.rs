@@ -124,9 +124,9 @@ pub(crate) struct Registered {
     /// (`src/content.rs`) without locking `inner`.
     pub(crate) content: Arc<genkit_for_maple_core::content::Content>,
     /// The longest text (UTF-16 code units) complete mode's model spans read narrowed
-    /// ([`map_span`]): 0 where the content rules do not allow it, else half the cap (a longer
-    /// text's messages are likely capped, which the narrowed mapping declines after its work),
-    /// unbounded without a cap. Derived from the options once.
+    /// ([`map_span`]): 0 where the content rules do not allow it, else unbounded (the narrowed
+    /// mapping caps message arrays by dropping messages as the usual path does, and declines
+    /// where the cap would shorten strings). Derived from the options once.
     narrow_most: usize,
 }
 
@@ -556,7 +556,7 @@ impl Mapper {
         let mapper = core_mapper(options)?;
         let content = mapper.content();
         let narrow_most = if narrow::rules_allow_narrowing(content) {
-            content.max_bytes().map_or(usize::MAX, |m| m / 2)
+            usize::MAX
         } else {
             0
         };
@@ -787,8 +787,11 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                         narrowed: Some(utf::PLACEHOLDER),
                         ..base.clone()
                     };
-                    let narrowed =
-                        mapper.map_narrowed(&span_input, |m| rebuild_messages(m, &reads.sources));
+                    let narrowed = mapper.map_narrowed(
+                        &span_input,
+                        |copy| utf8_extra(copy, &reads.sources),
+                        |m| rebuild_messages(m, &reads.sources),
+                    );
                     let holds = holds_state(&mapper);
                     drop(mapper);
                     if let Some((mapped, built)) = narrowed {
@@ -895,6 +898,40 @@ impl<'s> Reads<'s> {
             sources: copies::Source::pair(texts[0], texts[1], units[0], units[1]),
         }
     }
+}
+
+/// How many bytes the code units behind `copy`, a piece copied from a narrowed source, take in
+/// UTF-8 beyond one each (core `Mapper::map_narrowed`'s `utf8_extra`, for the cap): 1 for a
+/// unit from U+0080 to U+07FF and for each half of a surrogate pair (4 bytes for 2 units), 2 for
+/// the others above U+07FF, 0 for ASCII (simdutf's UTF-8 length, less the units). 0 for a copy
+/// from a source that was not narrowed (its bytes are its UTF-8); `None` for a copy in no source
+/// or one that cuts a surrogate pair.
+fn utf8_extra(
+    copy: &genkit_for_maple_core::out::Copied,
+    sources: &[copies::Source<'_>; 2],
+) -> Option<usize> {
+    for source in sources {
+        let from = copy.src.wrapping_sub(source.utf8.as_ptr() as usize);
+        let Some(to) = from.checked_add(copy.len) else {
+            continue;
+        };
+        if from > source.utf8.len() || to > source.utf8.len() {
+            continue;
+        }
+        if !is_narrowed(source.units, source.utf8) {
+            return Some(0);
+        }
+        let units = source.units.get(from..to)?;
+        // A piece that cuts a surrogate pair (none does: copies are whole runs of a string's
+        // characters) is not counted: simdutf's count is defined for well-formed UTF-16 only.
+        let low = |u: &u16| (0xDC00..=0xDFFF).contains(u);
+        let high = |u: &u16| (0xD800..=0xDBFF).contains(u);
+        if units.first().is_some_and(low) || units.last().is_some_and(high) {
+            return None;
+        }
+        return simdutf::utf8_length_from_utf16(units).checked_sub(units.len());
+    }
+    None
 }
 
 /// The message attributes of a narrowed mapping that hold the placeholder, rebuilt in UTF-16 from

@@ -143,39 +143,14 @@ pub fn cap_messages_in<'j>(
     if bytes.first() != Some(&b'[') {
         return cap_json(json, max);
     }
-    let found;
-    let elements: &[(usize, usize)] = match marks.filter(|m| marks_describe(json, m)) {
-        Some(marks) => marks,
-        None => {
-            found = top_level_elements(json)?;
-            &found
-        }
-    };
+    let elements = message_elements(json, marks)?;
     if elements.len() < 2 {
         return cap_json(json, max);
     }
-    // Bytes of "[" + elements joined by "," + "]".
-    let size = |kept: usize, total_len: usize| total_len + kept.saturating_sub(1) + 2;
-    let mut total_len: usize = elements.iter().map(|&(s, e)| e - s).sum();
-    let mut keep = Vec::new();
-    keep.try_reserve(elements.len())?;
-    keep.resize(elements.len(), true);
-    let mut kept = elements.len();
-    let mut dropped = 0;
-    for (i, &(s, e)) in elements.iter().enumerate().take(elements.len() - 1) {
-        if size(kept, total_len) <= max {
-            break;
-        }
-        if is_system(&json[s..e]) {
-            continue;
-        }
-        keep[i] = false;
-        kept -= 1;
-        total_len -= e - s;
-        dropped += 1;
-    }
+    let (keep, dropped, size) =
+        drop_oldest(json, &elements, |i| elements[i].1 - elements[i].0, max)?;
     let mut out = String::new();
-    out.try_reserve(size(kept, total_len))?;
+    out.try_reserve(size)?;
     out.push('[');
     for (i, &(s, e)) in elements.iter().enumerate() {
         if keep[i] {
@@ -199,6 +174,100 @@ pub fn cap_messages_in<'j>(
         dropped,
         shortened: shortened.shortened,
     })
+}
+
+/// The byte ranges of the elements of the message array `json`: `marks` when they fit it
+/// ([`marks_describe`]), else found by [`top_level_elements`].
+pub fn message_elements<'m>(
+    json: &str,
+    marks: Option<&'m [(usize, usize)]>,
+) -> Result<Cow<'m, [(usize, usize)]>, CapError> {
+    Ok(match marks.filter(|m| marks_describe(json, m)) {
+        Some(marks) => Cow::Borrowed(marks),
+        None => Cow::Owned(top_level_elements(json)?),
+    })
+}
+
+/// The messages [`cap_messages_in`] keeps of an array of `elements` (two or more) of `json`,
+/// element `i` being `size_of(i)` bytes: the oldest non-`system` ones dropped whole, one at a
+/// time, until `[`, the rest joined by `,`, and `]` is at most `max` bytes; never the last.
+/// Returns which are kept, how many were dropped and the kept array's size.
+fn drop_oldest(
+    json: &str,
+    elements: &[(usize, usize)],
+    size_of: impl Fn(usize) -> usize,
+    max: usize,
+) -> Result<(Vec<bool>, usize, usize), CapError> {
+    // Bytes of "[" + elements joined by "," + "]".
+    let size = |kept: usize, total: usize| total + kept.saturating_sub(1) + 2;
+    let mut total: usize = (0..elements.len()).map(&size_of).sum();
+    let mut keep = Vec::new();
+    keep.try_reserve(elements.len())?;
+    keep.resize(elements.len(), true);
+    let mut kept = elements.len();
+    let mut dropped = 0;
+    for (i, &(s, e)) in elements
+        .iter()
+        .enumerate()
+        .take(elements.len().saturating_sub(1))
+    {
+        if size(kept, total) <= max {
+            break;
+        }
+        if is_system(&json[s..e]) {
+            continue;
+        }
+        keep[i] = false;
+        kept -= 1;
+        total -= size_of(i);
+        dropped += 1;
+    }
+    Ok((keep, dropped, size(kept, total)))
+}
+
+/// The messages kept of a narrowed message array ([`keep_messages_sized`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeptMessages {
+    /// The byte ranges of the kept elements in the narrowed array, in order.
+    pub kept: Vec<(usize, usize)>,
+    /// Messages dropped whole.
+    pub dropped: usize,
+}
+
+/// [`cap_messages_in`]'s choice for a message array whose UTF-8 text is longer than `json`, the
+/// text complete mode maps narrowed (issue 9: one byte a UTF-16 code unit, `json`'s structure
+/// that of the text): `elements` its elements ([`message_elements`]) and `extra[i]` how many
+/// bytes element `i` has in UTF-8 beyond its length here (the array's brackets and commas are
+/// ASCII). The choice depends only on the elements' sizes and roles, so it is the one the cap
+/// makes on the UTF-8 text. `None` where that cap would do more than drop messages (the array
+/// still over `max` after them: strings shortened at character offsets `json` does not have), or
+/// when it is not an array of two or more elements (then capped as [`cap_json`]). The caller
+/// calls it only for an array over `max` in UTF-8.
+pub fn keep_messages_sized(
+    json: &str,
+    elements: &[(usize, usize)],
+    extra: &[usize],
+    max: usize,
+) -> Result<Option<KeptMessages>, CapError> {
+    if json.as_bytes().first() != Some(&b'[') || elements.len() < 2 || extra.len() != elements.len()
+    {
+        return Ok(None);
+    }
+    let size_of = |i: usize| (elements[i].1 - elements[i].0).saturating_add(extra[i]);
+    let (keep, dropped, size) = drop_oldest(json, elements, size_of, max)?;
+    if size > max {
+        return Ok(None);
+    }
+    let mut kept = Vec::new();
+    kept.try_reserve_exact(elements.len() - dropped)?;
+    kept.extend(
+        elements
+            .iter()
+            .zip(&keep)
+            .filter(|(_, k)| **k)
+            .map(|(e, _)| *e),
+    );
+    Ok(Some(KeptMessages { kept, dropped }))
 }
 
 /// Whether `marks` fit the array `json` as the writers write one: `[`, then ranges from a `{` to a
@@ -448,6 +517,84 @@ mod tests {
 
     fn msg(role: &str, text: &str) -> Value {
         json!({"role": role, "parts": [{"type": "text", "content": text}]})
+    }
+
+    #[test]
+    fn keep_messages_sized_chooses_as_cap_messages_does() {
+        // The UTF-8 array and its narrowed form (one byte a UTF-16 unit): the narrowed choice,
+        // given each element's extra UTF-8 bytes, keeps the elements the cap keeps of the UTF-8
+        // text, or answers None where the cap shortens strings.
+        let texts = [
+            "Привет мир ",
+            "東京の天気は晴れ",
+            "😀🎉",
+            "plain",
+            "système",
+        ];
+        let mut messages = vec![msg("system", "あなたは助手です")];
+        for i in 0..12 {
+            let role = if i % 2 == 0 { "user" } else { "assistant" };
+            messages.push(msg(role, &texts[i % texts.len()].repeat(i + 3)));
+        }
+        let utf8 = Value::Array(messages).to_string();
+        let narrowed: String = utf8
+            .encode_utf16()
+            .map(|u| {
+                if u > 0x7f {
+                    '\u{7f}'
+                } else {
+                    char::from(u as u8)
+                }
+            })
+            .collect();
+        let (u_elems, n_elems) = (
+            top_level_elements(&utf8).unwrap(),
+            top_level_elements(&narrowed).unwrap(),
+        );
+        assert_eq!(u_elems.len(), n_elems.len());
+        let extra: Vec<usize> = u_elems
+            .iter()
+            .zip(&n_elems)
+            .map(|(u, n)| (u.1 - u.0) - (n.1 - n.0))
+            .collect();
+        let mut chose = 0;
+        for max in (50..utf8.len() + 10).step_by(7) {
+            let sized = keep_messages_sized(&narrowed, &n_elems, &extra, max).unwrap();
+            if utf8.len() <= max {
+                continue;
+            }
+            let Ok(capped) = cap_messages(&utf8, max) else {
+                // Too small even for the structure: the cap leaves the attribute out.
+                assert_eq!(sized, None, "{max}");
+                continue;
+            };
+            match sized {
+                Some(kept) => {
+                    chose += 1;
+                    assert_eq!(capped.shortened, 0, "{max}");
+                    assert_eq!(kept.dropped, capped.dropped, "{max}");
+                    // The kept elements, in UTF-8, are the capped array.
+                    let index = |e: &(usize, usize)| n_elems.iter().position(|n| n == e).unwrap();
+                    let rebuilt: Vec<&str> = kept
+                        .kept
+                        .iter()
+                        .map(|e| &utf8[u_elems[index(e)].0..u_elems[index(e)].1])
+                        .collect();
+                    assert_eq!(format!("[{}]", rebuilt.join(",")), capped.json, "{max}");
+                }
+                None => assert!(
+                    capped.shortened > 0,
+                    "{max}: declined where the cap only drops"
+                ),
+            }
+        }
+        assert!(chose > 10, "{chose}");
+        // Not an array of two or more elements: never chosen here.
+        assert_eq!(keep_messages_sized("{}", &[], &[], 1).unwrap(), None);
+        assert_eq!(
+            keep_messages_sized("[{}]", &[(1, 3)], &[0], 1).unwrap(),
+            None
+        );
     }
 
     #[test]

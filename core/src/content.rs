@@ -351,18 +351,25 @@ impl Content {
                 }
             }
         }
-        if dropped > 0 {
-            out.push(
-                cap::DROPPED_MESSAGES,
-                Value::Int(i64::try_from(dropped).unwrap_or(i64::MAX)),
-            );
-        }
-        if n_capped > 0 {
-            let mut list = Vec::new();
-            if list.try_reserve_exact(n_capped).is_ok() {
-                list.extend(capped.iter().flatten().map(|k| Value::str(k)));
-                out.push(cap::CAPPED_ATTRIBUTES, Value::Array(list));
-            }
+        report_cap(out, dropped, &capped[..n_capped]);
+    }
+}
+
+/// Adds [`cap::DROPPED_MESSAGES`] (`dropped`, when any) and [`cap::CAPPED_ATTRIBUTES`] (`capped`,
+/// the keys the cap changed, in order, when any) to `out`, as [`Content::apply`] reports its cap;
+/// also the narrowed mapping's (core `Mapper::map_narrowed`), so the two report alike.
+pub(crate) fn report_cap(out: &mut Mapped<'_>, dropped: usize, capped: &[Option<&'static str>]) {
+    if dropped > 0 {
+        out.push(
+            cap::DROPPED_MESSAGES,
+            Value::Int(i64::try_from(dropped).unwrap_or(i64::MAX)),
+        );
+    }
+    if !capped.is_empty() {
+        let mut list = Vec::new();
+        if list.try_reserve_exact(capped.len()).is_ok() {
+            list.extend(capped.iter().flatten().map(|k| Value::str(k)));
+            out.push(cap::CAPPED_ATTRIBUTES, Value::Array(list));
         }
     }
 }

@@ -399,19 +399,27 @@ impl Mapper {
     ///   are kept for rule 5);
     /// - an attribute holds the placeholder other than in a message attribute's pieces copied
     ///   from an input (each message attribute's recorded copies, in the order written, checked
-    ///   against the texts), or a message attribute could be over the cap: its length plus two bytes
-    ///   for each placeholder (no code unit is more than 3 UTF-8 bytes) over
-    ///   [`crate::content::Content::max_bytes`];
+    ///   against the texts);
+    /// - a content attribute is over the cap ([`crate::content::Content::max_bytes`]) in UTF-8
+    ///   and the cap would do more than drop whole messages of a message array (shorten strings,
+    ///   at character offsets the narrowed text does not have). Its UTF-8 size is its length
+    ///   plus, for each recorded copy, `utf8_extra` of it (the bytes the copied characters take
+    ///   in UTF-8 beyond one each; `None`: unknown, declined), asked only when the length plus
+    ///   two bytes a placeholder (no code unit is more than 3 UTF-8 bytes) is over the cap.
+    ///   Message arrays over it have the messages the cap would drop dropped here
+    ///   ([`crate::cap::keep_messages_sized`]: the same choice on the same sizes), their copies
+    ///   moved with the text, and the cap reported as the content rules report it;
     /// - `build`, given the mapped attributes (message attributes still holding placeholders)
     ///   and their recorded copies, answers `None` (the caller could not rebuild them from the
     ///   original code units).
     ///
     /// Otherwise rule 5's state is updated as [`Self::map`] updates it and the attributes are
-    /// returned with what `build` made. The content rules leave these values as they are
-    /// (clean inputs, under the cap), so they are not applied.
+    /// returned with what `build` made. The content rules change nothing else here (clean inputs;
+    /// the cap as above), so they are not applied.
     pub fn map_narrowed<'a, T>(
         &mut self,
         span: &SpanInput<'a>,
+        utf8_extra: impl Fn(&crate::out::Copied) -> Option<usize>,
         build: impl FnOnce(&Mapped<'a>) -> Option<T>,
     ) -> Option<(Mapped<'a>, T)> {
         let placeholder = span.narrowed?;
@@ -450,26 +458,59 @@ impl Mapper {
         }
         let max = content.max_bytes();
         let sources: [&str; 2] = [span.input.unwrap_or(""), span.output.unwrap_or("")];
-        for (key, value) in &out.attributes {
-            let exact = match value {
-                Value::Str(text) if crate::content::is_content(key) => {
-                    let copies = out
-                        .copies
-                        .iter()
-                        .find(|(k, _)| k == key)
-                        .map_or(&[][..], |(_, c)| c.as_slice());
-                    let placeholders = memchr::memchr_iter(placeholder, text.as_bytes()).count();
-                    let bound = text.len().saturating_add(placeholders.saturating_mul(2));
-                    max.is_none_or(|m| bound <= m)
-                        && (placeholders == 0
-                            || traced(text.as_bytes(), copies, &sources, placeholder))
-                }
-                other => !value_holds(other, placeholder),
+        let mut dropped = 0usize;
+        let mut capped: [Option<&'static str>; 3] = [None; 3];
+        let mut n_capped = 0;
+        for i in 0..out.attributes.len() {
+            let key = out.attributes[i].0;
+            let text = match &out.attributes[i].1 {
+                Value::Str(text) if crate::content::is_content(key) => text,
+                other if value_holds(other, placeholder) => return None,
+                _ => continue,
             };
-            if !exact {
+            let copies = out
+                .copies
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map_or(&[][..], |(_, c)| c.as_slice());
+            let placeholders = memchr::memchr_iter(placeholder, text.as_bytes()).count();
+            if placeholders > 0 && !traced(text.as_bytes(), copies, &sources, placeholder) {
                 return None;
             }
+            let Some(max) = max else { continue };
+            if text.len().saturating_add(placeholders.saturating_mul(2)) <= max {
+                continue;
+            }
+            // Each copy's extra bytes, asked once (a pass over its units).
+            let mut extras: Vec<usize> = Vec::new();
+            extras.try_reserve_exact(copies.len()).ok()?;
+            for copy in copies {
+                extras.push(utf8_extra(copy)?);
+            }
+            let extra = extras.iter().fold(0usize, |a, &e| a.saturating_add(e));
+            if text.len().saturating_add(extra) <= max {
+                continue;
+            }
+            // Over the cap in UTF-8: only a message array whose oldest messages can go.
+            let messages = key == sc::INPUT_MESSAGES || key == sc::OUTPUT_MESSAGES;
+            if !messages || n_capped == capped.len() {
+                return None;
+            }
+            let marks = out
+                .elements
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, m)| m.as_slice());
+            let (kept_text, kept_copies, n) = drop_narrowed(text, copies, &extras, marks, max)?;
+            dropped += n;
+            capped[n_capped] = Some(key);
+            n_capped += 1;
+            out.attributes[i].1 = Value::Str(Cow::Owned(kept_text));
+            if let Some((_, c)) = out.copies.iter_mut().find(|(k, _)| *k == key) {
+                *c = kept_copies;
+            }
         }
+        crate::content::report_cap(&mut out, dropped, &capped[..n_capped]);
         let built = build(&out)?;
         crate::pairing::pair(&mut self.pairing, span, &mut out, &requests);
         Some((out, built))
@@ -531,6 +572,79 @@ fn traced(text: &[u8], copies: &[crate::out::Copied], sources: &[&str], placehol
         done = end;
     }
     outside(&text[done..])
+}
+
+/// The narrowed message array `text` with the messages the cap drops dropped
+/// ([`crate::cap::keep_messages_sized`], each message's UTF-8 size its length plus the `extras`
+/// of the copies inside it, one per copy), its copies moved to where their bytes are in the new
+/// text, and how many messages went; `None` where the cap would do more or a copy lies across a
+/// message's edge (or outside every message), or an allocation fails.
+fn drop_narrowed(
+    text: &str,
+    copies: &[crate::out::Copied],
+    extras: &[usize],
+    marks: Option<&[(usize, usize)]>,
+    max: usize,
+) -> Option<(String, Vec<crate::out::Copied>, usize)> {
+    let elements = crate::cap::message_elements(text, marks).ok()?;
+    // Each copy's element, walking both in order (copies are in output order).
+    let mut extra: Vec<usize> = Vec::new();
+    extra.try_reserve_exact(elements.len()).ok()?;
+    extra.resize(elements.len(), 0);
+    let mut owner: Vec<usize> = Vec::new();
+    owner.try_reserve_exact(copies.len()).ok()?;
+    let mut e = 0;
+    if extras.len() != copies.len() {
+        return None;
+    }
+    for (copy, &copy_extra) in copies.iter().zip(extras) {
+        let end = copy.at.checked_add(copy.len)?;
+        while e < elements.len() && elements[e].1 <= copy.at {
+            e += 1;
+        }
+        let &(start, stop) = elements.get(e)?;
+        if copy.at < start || end > stop {
+            return None;
+        }
+        extra[e] = extra[e].saturating_add(copy_extra);
+        owner.push(e);
+    }
+    let kept = crate::cap::keep_messages_sized(text, &elements, &extra, max)
+        .ok()
+        .flatten()?;
+    // The new text: "[" + the kept messages joined by "," + "]", as the cap writes it; each
+    // kept message's new start, for its copies.
+    let mut out = String::new();
+    out.try_reserve_exact(kept.kept.iter().map(|(s, e)| e - s + 1).sum::<usize>() + 1)
+        .ok()?;
+    let mut moved_to: Vec<Option<usize>> = Vec::new();
+    moved_to.try_reserve_exact(elements.len()).ok()?;
+    moved_to.resize(elements.len(), None);
+    out.push('[');
+    let mut k = 0;
+    for (i, &(s, e)) in elements.iter().enumerate() {
+        if kept.kept.get(k) != Some(&(s, e)) {
+            continue;
+        }
+        k += 1;
+        if out.len() > 1 {
+            out.push(',');
+        }
+        moved_to[i] = Some(out.len());
+        out.push_str(&text[s..e]);
+    }
+    out.push(']');
+    let mut moved: Vec<crate::out::Copied> = Vec::new();
+    moved.try_reserve_exact(copies.len()).ok()?;
+    for (copy, &i) in copies.iter().zip(&owner) {
+        if let Some(new_start) = moved_to[i] {
+            moved.push(crate::out::Copied {
+                at: copy.at - elements[i].0 + new_start,
+                ..*copy
+            });
+        }
+    }
+    Some((out, moved, kept.dropped))
 }
 
 /// Whether `value` holds byte `b` in any string (arrays searched).

@@ -4,6 +4,7 @@
 //! texts with each placeholder run put back from the recorded copies; where it is not, the mapping
 //! declines before rule 5's tool call state changes.
 
+use genkit_for_maple_core::out::Copied;
 use genkit_for_maple_core::span::{Mapped, Mapper, Mode, Options, SpanInput, Value};
 
 const PLACEHOLDER: u8 = 0x7F;
@@ -41,6 +42,24 @@ fn rebuild(text: &str, key: &str, mapped: &Mapped<'_>, sources: &[(&str, &[u16])
     }
     units.extend(text.as_bytes()[done..].iter().map(|&b| u16::from(b)));
     String::from_utf16(&units).expect("well-formed")
+}
+
+/// The source of a recorded copy: its narrowed text and units, and where the copy starts there.
+fn source_of<'s>(c: &Copied, sources: &[(&'s str, &'s [u16])]) -> Option<(&'s [u16], usize)> {
+    sources.iter().find_map(|(s, units)| {
+        let start = s.as_ptr() as usize;
+        (c.src >= start && c.src + c.len <= start + s.len()).then(|| (*units, c.src - start))
+    })
+}
+
+/// `Mapper::map_narrowed`'s `utf8_extra` for copies from `sources`: the UTF-8 length of the
+/// characters the copied units stand for, less one byte a unit.
+fn utf8_extra<'s>(sources: &'s [(&'s str, &'s [u16])]) -> impl Fn(&Copied) -> Option<usize> + 's {
+    move |c| {
+        let (units, from) = source_of(c, sources)?;
+        let text = String::from_utf16(&units[from..from + c.len]).ok()?;
+        Some(text.len() - c.len)
+    }
 }
 
 fn span<'a>(input: &'a str, output: &'a str, narrowed: bool) -> SpanInput<'a> {
@@ -81,17 +100,17 @@ fn a_clean_span_maps_as_its_original_texts() {
     let (narrow_out, units_out) = narrow(&output);
     let mut mapper = Mapper::new(Options::default());
     let narrowed_span = span(&narrow_in, &narrow_out, true);
+    let sources = [
+        (narrow_in.as_str(), &units_in[..]),
+        (narrow_out.as_str(), &units_out[..]),
+    ];
     let (mapped, ()) = mapper
-        .map_narrowed(&narrowed_span, |_| Some(()))
+        .map_narrowed(&narrowed_span, utf8_extra(&sources), |_| Some(()))
         .expect("a clean span is mapped narrowed");
     assert!(
         mapper.holds_tool_calls(),
         "the answer's tool request is kept (rule 5)"
     );
-    let sources = [
-        (narrow_in.as_str(), &units_in[..]),
-        (narrow_out.as_str(), &units_out[..]),
-    ];
     assert_eq!(mapped.attributes.len(), expected.attributes.len());
     for ((key, got), (want_key, want)) in mapped.attributes.iter().zip(&expected.attributes) {
         assert_eq!(key, want_key);
@@ -112,7 +131,7 @@ fn a_declined_span_leaves_the_tool_call_state_as_it_was() {
     let (narrow_out, _) = narrow(&output);
     let mut mapper = Mapper::new(Options::default());
     assert!(mapper
-        .map_narrowed(&span(&narrow_in, &narrow_out, true), |_| Some(()))
+        .map_narrowed(&span(&narrow_in, &narrow_out, true), |_| None, |_| Some(()))
         .is_none());
     assert!(!mapper.holds_tool_calls());
     // A build that cannot be made declines too, before the state changes.
@@ -120,7 +139,11 @@ fn a_declined_span_leaves_the_tool_call_state_as_it_was() {
     let (narrow_in, _) = narrow(&input);
     let (narrow_out, _) = narrow(&output);
     assert!(mapper
-        .map_narrowed(&span(&narrow_in, &narrow_out, true), |_| None::<()>)
+        .map_narrowed(
+            &span(&narrow_in, &narrow_out, true),
+            |_| None,
+            |_| None::<()>
+        )
         .is_none());
     assert!(!mapper.holds_tool_calls());
     // Reference mode, and a span not marked narrowed, are never mapped this way.
@@ -129,13 +152,114 @@ fn a_declined_span_leaves_the_tool_call_state_as_it_was() {
         ..Options::default()
     });
     assert!(reference
-        .map_narrowed(&span(&narrow_in, &narrow_out, true), |_| Some(()))
+        .map_narrowed(&span(&narrow_in, &narrow_out, true), |_| None, |_| Some(()))
         .is_none());
     assert!(mapper
-        .map_narrowed(&span(&narrow_in, &narrow_out, false), |_| Some(()))
+        .map_narrowed(
+            &span(&narrow_in, &narrow_out, false),
+            |_| None,
+            |_| Some(())
+        )
         .is_none());
     // The same span is then mapped the usual way, once.
     let mapped = mapper.map(&span(&input, &output, false));
     assert_eq!(mapped.problems, 0);
     assert!(mapper.holds_tool_calls());
+}
+
+/// Every attribute of `narrowed` (message attributes rebuilt from their copies) equal to `usual`'s.
+fn assert_same(narrowed: &Mapped<'_>, usual: &Mapped<'_>, sources: &[(&str, &[u16])], label: &str) {
+    let keys = |m: &Mapped<'_>| m.attributes.iter().map(|(k, _)| *k).collect::<Vec<_>>();
+    assert_eq!(keys(narrowed), keys(usual), "{label}: keys");
+    for ((key, got), (_, want)) in narrowed.attributes.iter().zip(&usual.attributes) {
+        match (got, want) {
+            (Value::Str(g), Value::Str(w)) if g.as_bytes().contains(&PLACEHOLDER) => {
+                assert_eq!(&rebuild(g, key, narrowed, sources), w, "{label}: {key}")
+            }
+            _ => assert_eq!(got, want, "{label}: {key}"),
+        }
+    }
+}
+
+/// A history of `n` user/model turns in several scripts (1-, 2-, 3- and 4-byte UTF-8), then a
+/// question, and a short answer.
+fn history(n: usize, turn_units: usize) -> (String, String) {
+    let words = [
+        "Ça va très bien ",
+        "Привет мир ",
+        "東京の天気は晴れ ",
+        "😀 emoji 🎉 ",
+        "plain ascii ",
+    ];
+    let text = |i: usize| words[i % words.len()].repeat(turn_units / 12 + 1);
+    let mut messages =
+        vec![serde_json::json!({"role": "system", "content": [{"text": "あなたは助手です"}]})];
+    for i in 0..n {
+        let role = if i % 2 == 0 { "user" } else { "model" };
+        messages.push(serde_json::json!({"role": role, "content": [{"text": text(i)}]}));
+    }
+    messages.push(serde_json::json!({"role": "user", "content": [{"text": "最後の質問 😀"}]}));
+    let input = serde_json::json!({ "messages": messages }).to_string();
+    let output = serde_json::json!({
+        "message": {"role": "model", "content": [{"text": "答え 😀"}]},
+        "finishReason": "stop",
+        "usage": {"inputTokens": 10, "outputTokens": 5}
+    })
+    .to_string();
+    (input, output)
+}
+
+#[test]
+fn messages_over_the_cap_are_dropped_as_on_the_original_texts() {
+    // Caps from well under to well over the history's UTF-8 size, its narrowed size between:
+    // the narrowed mapping drops the messages the usual path drops (by UTF-8 size), or declines
+    // where the usual path would shorten strings; never anything else.
+    let (input, output) = history(40, 300);
+    let (narrow_in, units_in) = narrow(&input);
+    let (narrow_out, units_out) = narrow(&output);
+    let sources = [
+        (narrow_in.as_str(), &units_in[..]),
+        (narrow_out.as_str(), &units_out[..]),
+    ];
+    let (mut narrowed_count, mut dropped_seen) = (0, 0);
+    for max in (200..input.len() + 2000).step_by(997) {
+        let options = || Options {
+            max_content_bytes: Some(max),
+            ..Options::default()
+        };
+        let usual = Mapper::new(options()).map(&span(&input, &output, false));
+        let mut mapper = Mapper::new(options());
+        let got = mapper.map_narrowed(
+            &span(&narrow_in, &narrow_out, true),
+            utf8_extra(&sources),
+            |_| Some(()),
+        );
+        let has = |key: &str| usual.attributes.iter().any(|(k, _)| *k == key);
+        let shortened = has("genkit_for_maple.content.capped")
+            && usual.attributes.iter().any(|(k, v)| {
+                *k == "gen_ai.input.messages"
+                    && matches!(v, Value::Str(s) if s.contains("...[truncated]"))
+            });
+        match got {
+            Some((mapped, ())) => {
+                narrowed_count += 1;
+                assert!(
+                    !shortened,
+                    "cap {max}: narrowed where the usual path shortens"
+                );
+                if has("genkit_for_maple.content.dropped_messages") {
+                    dropped_seen += 1;
+                }
+                assert_same(&mapped, &usual, &sources, &format!("cap {max}"));
+            }
+            None => assert!(
+                shortened || usual.problems != 0,
+                "cap {max}: declined where the usual path only drops messages"
+            ),
+        }
+    }
+    assert!(
+        narrowed_count > 5 && dropped_seen > 3,
+        "{narrowed_count} narrowed, {dropped_seen} with messages dropped"
+    );
 }
