@@ -128,6 +128,12 @@ pub(crate) struct Registered {
     /// mapping caps message arrays by dropping messages as the usual path does, and declines
     /// where the cap would shorten strings). Derived from the options once.
     narrow_most: usize,
+    /// The longest `genkit:output` with which a span is narrowed: [`Registered::narrow_most`],
+    /// at most the cap. A longer answer is over the cap in UTF-8 (a unit is a byte or more),
+    /// and its output message would have its text shortened, which the narrowed mapping
+    /// declines after all its work (a 5 MB multi-byte span: 58M instructions for nothing):
+    /// such a span takes the usual path at once.
+    narrow_output_most: usize,
 }
 
 /// The next [`Mapper::id`]; 0 is never given (ids start at 1), so a missing id is never one.
@@ -221,6 +227,18 @@ static NARROWED_SPANS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU
 #[napi]
 pub fn narrowed_span_count() -> f64 {
     NARROWED_SPANS.load(Ordering::Relaxed) as f64
+}
+
+/// The length in UTF-16 code units of `value` when it is a string (one napi call, nothing
+/// copied); `None` otherwise.
+fn string_units(env: sys::napi_env, value: sys::napi_value) -> Option<usize> {
+    let mut len = 0usize;
+    // SAFETY: live `env` and a handle of the current call; a null buffer asks for the length
+    // only; a value that is not a string makes napi return `napi_string_expected` without an
+    // exception.
+    let status =
+        unsafe { sys::napi_get_value_string_utf16(env, value, ptr::null_mut(), 0, &mut len) };
+    (status == sys::Status::napi_ok).then_some(len)
 }
 
 /// What [`read_lossy`] found.
@@ -560,10 +578,12 @@ impl Mapper {
         } else {
             0
         };
+        let narrow_output_most = narrow_most.min(content.max_bytes().unwrap_or(usize::MAX));
         let registered = Registered {
             content: Arc::new(content.clone()),
             inner: Arc::new(Mutex::new(mapper)),
             narrow_most,
+            narrow_output_most,
         };
         let fail = |why: &str| napi::Error::new(napi::Status::GenericFailure, why.to_string());
         // Ids only grow; at the end of the range no mapper can be made (4 billion made before).
@@ -664,8 +684,12 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
     let exception_stacktrace = raw::string(env, exception_stacktrace);
     let (end_seconds, end_nanos) = (raw::number(env, end_seconds), raw::number(env, end_nanos));
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        let Some((inner, narrow_most)) = mapper_id(call.env, mapper)
-            .and_then(|id| registered(id, |r| (Arc::clone(&r.inner), r.narrow_most)))
+        let Some((inner, narrow_most, narrow_output_most)) =
+            mapper_id(call.env, mapper).and_then(|id| {
+                registered(id, |r| {
+                    (Arc::clone(&r.inner), r.narrow_most, r.narrow_output_most)
+                })
+            })
         else {
             return problem::PANIC;
         };
@@ -700,8 +724,18 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                 // units when that mapping declines. `genkit:input` from NARROW_MIN_UNITS (below,
                 // the checks cost what narrowing spares), `genkit:output` when the input was (or
                 // is ASCII and the output is long enough); at most `Registered::narrow_most`
-                // units.
-                let most = if subtype == "model" { narrow_most } else { 0 };
+                // units (`genkit:output`: `Registered::narrow_output_most`).
+                // An answer over the cap (in units, so in UTF-8 too) is shortened there, which
+                // the narrowed mapping declines after its work: then neither text is narrowed.
+                let (most, output_most) = match subtype {
+                    "model"
+                        if string_units(call.env, output)
+                            .is_none_or(|n| n <= narrow_output_most) =>
+                    {
+                        (narrow_most, narrow_output_most)
+                    }
+                    _ => (0, 0),
+                };
                 let narrow_input = NARROW_MIN_UNITS..=most;
                 let got_input = read_lossy(
                     &call,
@@ -712,9 +746,9 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                     &narrow_input,
                 );
                 let narrow_output = if input_units.is_empty() {
-                    NARROW_MIN_UNITS..=most
+                    NARROW_MIN_UNITS..=output_most
                 } else if is_narrowed(input_units, input_buf) {
-                    0..=most
+                    0..=output_most
                 } else {
                     super::NEVER_NARROW
                 };
