@@ -176,6 +176,11 @@ test("complete mode, narrowed: caps, lone surrogates and mixed inputs map as the
   assert.equal(dropped["genkit_for_maple.content.dropped_messages"], 3)
   assert.ok(Buffer.byteLength(dropped["gen_ai.input.messages"]) <= 20_000)
   sameAsUsual([span([user(long("京", 5000))], model("はい"))], "no cap", 1, { maxContentBytes: Infinity })
+  // An answer over the cap in UTF-16 units (so in UTF-8): its text would be shortened, which the
+  // narrowed mapping cannot do; the span is not narrowed at all. Under it in units but over it in
+  // UTF-8: narrowed, then declined by the exact size.
+  sameAsUsual([span([user("東京")], model(long("長い答え", 25_000)))], "answer over the cap in units", 0, { maxContentBytes: 20_000 })
+  sameAsUsual([span([user("東京")], model(long("長い答え", 15_000)))], "answer over the cap in UTF-8 only", 0, { maxContentBytes: 20_000 })
   // A lone surrogate in one input (read lossily, not narrowed) beside a narrowed other.
   const lone = span([user("bad \ud800 surrogate")], model(long("長い答え😀", 5000)))
   sameAsUsual([lone], "lone surrogate in input", 0)
