@@ -20,6 +20,11 @@
 //! exported (after scrubbing). `cargo bench -p genkit-for-maple-core --bench content` prints the
 //! cost.
 //!
+//! Narrowed texts (complete mode's multi-byte inputs read one byte a UTF-16 unit, issue 9): the
+//! same choice of messages to drop is made from each message's UTF-8 size, which the caller counts
+//! ([`keep_messages_sized`]); shortening strings needs the real characters, so there the caller
+//! maps the texts the usual way.
+//!
 //! Errors ([`CapError`]): an allocation that cannot be made, or a value whose structure alone
 //! (keys, numbers, brackets, the markers) is larger than `max`: the caller leaves the attribute
 //! out.
@@ -176,8 +181,9 @@ pub fn cap_messages_in<'j>(
     })
 }
 
-/// The byte ranges of the elements of the message array `json`: `marks` when they fit it
-/// ([`marks_describe`]), else found by [`top_level_elements`].
+/// The byte ranges of the elements of the message array `json`: `marks` when they fit it (`[`,
+/// ranges from a `{` to a `}` joined by single commas, `]`), else found by
+/// [`top_level_elements`].
 pub fn message_elements<'m>(
     json: &str,
     marks: Option<&'m [(usize, usize)]>,
