@@ -41,7 +41,8 @@ pub(crate) fn rules_allow(rules: Option<&Content>) -> bool {
 
 /// Whether content rules `rules` let complete mode map narrowed inputs (core
 /// `Mapper::map_narrowed`, which checks the rest): content captured, no user secret pattern. A
-/// cap is allowed there (that mapping declines a message attribute that could be over it).
+/// cap is allowed there (that mapping drops messages by their UTF-8 sizes as the cap does, and
+/// declines where the cap would shorten a text).
 pub(crate) fn rules_allow_narrowing(rules: &Content) -> bool {
     rules.captures() && rules.scrubber().is_none_or(|s| !s.has_user_patterns())
 }
