@@ -129,10 +129,11 @@ pub(crate) struct Registered {
     /// where the cap would shorten strings). Derived from the options once.
     narrow_most: usize,
     /// The longest `genkit:output` with which a span is narrowed: [`Registered::narrow_most`],
-    /// at most the cap. A longer answer is over the cap in UTF-8 (a unit is a byte or more),
-    /// and its output message would have its text shortened, which the narrowed mapping
-    /// declines after all its work (a 5 MB multi-byte span: 58M instructions for nothing):
-    /// such a span takes the usual path at once.
+    /// at most the cap. A longer answer is over the cap in UTF-8 (a unit is a byte or more); its
+    /// output message, most of it unless `custom` holds a large raw response, would then have
+    /// its text shortened, which the narrowed mapping declines after all its work (a 5 MB
+    /// multi-byte span: 58M instructions for nothing): such a span takes the usual path at once
+    /// (exact either way; a span whose message fits loses only the narrowing).
     narrow_output_most: usize,
 }
 
@@ -483,9 +484,10 @@ fn hex_arg<const N: usize>(env: sys::napi_env, value: Option<sys::napi_value>) -
     let mut units = [0u16; 34];
     let room = (2 * N + 2).min(units.len());
     let mut written = 0usize;
-    // SAFETY: `units` is valid for `room <= 34` code units; napi writes at most that many (NUL
-    // included) and reports the count without the NUL in `written`. A value that is not a
-    // string makes napi return `napi_string_expected` without an exception.
+    // SAFETY: live `env` of the current call and a handle of it; `units` is valid for
+    // `room <= 34` code units; napi writes at most that many (NUL included) and reports the
+    // count without the NUL in `written`. A value that is not a string makes napi return
+    // `napi_string_expected` without an exception.
     let status = unsafe {
         sys::napi_get_value_string_utf16(env, value?, units.as_mut_ptr(), room, &mut written)
     };
@@ -725,16 +727,17 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                 // the checks cost what narrowing spares), `genkit:output` when the input was (or
                 // is ASCII and the output is long enough); at most `Registered::narrow_most`
                 // units (`genkit:output`: `Registered::narrow_output_most`).
-                // An answer over the cap (in units, so in UTF-8 too) is shortened there, which
-                // the narrowed mapping declines after its work: then neither text is narrowed.
-                let (most, output_most) = match subtype {
-                    "model"
-                        if string_units(call.env, output)
-                            .is_none_or(|n| n <= narrow_output_most) =>
-                    {
-                        (narrow_most, narrow_output_most)
-                    }
-                    _ => (0, 0),
+                // An answer over the cap (in units, so in UTF-8 too) likely has its output
+                // message shortened there, which the narrowed mapping declines after all its
+                // work: then neither text is narrowed (asked only under a cap).
+                let narrows = subtype == "model"
+                    && (narrow_most == 0
+                        || narrow_output_most == usize::MAX
+                        || string_units(call.env, output).is_none_or(|n| n <= narrow_output_most));
+                let (most, output_most) = if narrows {
+                    (narrow_most, narrow_output_most)
+                } else {
+                    (0, 0)
                 };
                 let narrow_input = NARROW_MIN_UNITS..=most;
                 let got_input = read_lossy(

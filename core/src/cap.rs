@@ -205,8 +205,12 @@ fn drop_oldest(
     max: usize,
 ) -> Result<(Vec<bool>, usize, usize), CapError> {
     // Bytes of "[" + elements joined by "," + "]".
-    let size = |kept: usize, total: usize| total + kept.saturating_sub(1) + 2;
-    let mut total: usize = (0..elements.len()).map(&size_of).sum();
+    let size = |kept: usize, total: usize| total.saturating_add(kept.saturating_sub(1) + 2);
+    // Sizes given by a caller (a narrowed text's UTF-8 counts) may be anything: a sum that
+    // overflows is refused rather than wrapped.
+    let mut total: usize = (0..elements.len())
+        .try_fold(0usize, |t, i| t.checked_add(size_of(i)))
+        .ok_or(CapError::Structure)?;
     let mut keep = Vec::new();
     keep.try_reserve(elements.len())?;
     keep.resize(elements.len(), true);
@@ -601,6 +605,12 @@ mod tests {
             keep_messages_sized("[{}]", &[(1, 3)], &[0], 1).unwrap(),
             None
         );
+        // Sizes that overflow are refused, never wrapped into a small total.
+        let two = [(1, 3), (4, 6)];
+        assert!(!matches!(
+            keep_messages_sized("[{},{}]", &two, &[usize::MAX, 2], 10),
+            Ok(Some(_))
+        ));
     }
 
     #[test]

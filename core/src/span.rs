@@ -502,9 +502,13 @@ impl Mapper {
                 .find(|(k, _)| *k == key)
                 .map(|(_, m)| m.as_slice());
             let (kept_text, kept_copies, n) = drop_narrowed(text, copies, &extras, marks, max)?;
-            dropped += n;
-            capped[n_capped] = Some(key);
-            n_capped += 1;
+            // Listed only when messages went, as the content rules list a key only when the cap
+            // changed it (an array whose elements alone fit is rewritten, not capped).
+            if n > 0 {
+                dropped += n;
+                capped[n_capped] = Some(key);
+                n_capped += 1;
+            }
             out.attributes[i].1 = Value::Str(Cow::Owned(kept_text));
             if let Some((_, c)) = out.copies.iter_mut().find(|(k, _)| *k == key) {
                 *c = kept_copies;
