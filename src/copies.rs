@@ -46,6 +46,14 @@ impl<'a> Source<'a> {
             },
         ]
     }
+
+    /// The byte range of this source that `copy` was copied from, when its whole address range
+    /// lies in it (no check of the bytes themselves).
+    pub fn range_of(&self, copy: &Copied) -> Option<std::ops::Range<usize>> {
+        let from = copy.src.checked_sub(self.utf8.as_ptr() as usize)?;
+        let to = from.checked_add(copy.len)?;
+        (to <= self.utf8.len()).then_some(from..to)
+    }
 }
 
 /// An output's recorded pieces and the sources they may come from: what [`utf16_of`] needs.
@@ -148,14 +156,12 @@ fn check<'s>(
     if copy.at < done || end > text.len() || copy.len == 0 {
         return None;
     }
-    let (i, source) = sources.iter().enumerate().find(|(_, s)| {
-        let start = s.utf8.as_ptr() as usize;
-        copy.src >= start && copy.src - start < s.utf8.len()
-    })?;
-    let from = copy.src - source.utf8.as_ptr() as usize;
-    let to = from.checked_add(copy.len)?;
-    if to > source.utf8.len()
-        || !source.utf8.is_char_boundary(from)
+    let (i, source, range) = sources
+        .iter()
+        .enumerate()
+        .find_map(|(i, s)| Some((i, s, s.range_of(copy)?)))?;
+    let (from, to) = (range.start, range.end);
+    if !source.utf8.is_char_boundary(from)
         || !source.utf8.is_char_boundary(to)
         || !text.is_char_boundary(copy.at)
         || !text.is_char_boundary(end)

@@ -79,11 +79,8 @@ fn pieces(
             continue;
         }
         let found = sources.iter().find_map(|s| {
-            let start = s.utf8.as_ptr() as usize;
-            let from = copy.src.checked_sub(start)?;
-            let to = from.checked_add(copy.len)?;
-            (to <= s.utf8.len() && s.utf8.as_bytes()[from..to] == bytes[copy.at..end])
-                .then_some((s, from, to))
+            let r = s.range_of(copy)?;
+            (s.utf8.as_bytes()[r.clone()] == bytes[copy.at..end]).then_some((s, r.start, r.end))
         });
         let Some((source, from, to)) = found else {
             continue;

@@ -123,18 +123,9 @@ pub(crate) struct Registered {
     /// The content rules of the options (issue 11), shared with reference mode's writers
     /// (`src/content.rs`) without locking `inner`.
     pub(crate) content: Arc<genkit_for_maple_core::content::Content>,
-    /// The longest text (UTF-16 code units) complete mode's model spans read narrowed
-    /// ([`map_span`]): 0 where the content rules do not allow it, else unbounded (the narrowed
-    /// mapping caps message arrays by dropping messages as the usual path does, and declines
-    /// where the cap would shorten strings). Derived from the options once.
-    narrow_most: usize,
-    /// The longest `genkit:output` with which a span is narrowed: [`Registered::narrow_most`],
-    /// at most the cap. A longer answer is over the cap in UTF-8 (a unit is a byte or more); its
-    /// output message, most of it unless `custom` holds a large raw response, would then have
-    /// its text shortened, which the narrowed mapping declines after all its work (a 5 MB
-    /// multi-byte span: 58M instructions for nothing): such a span takes the usual path at once
-    /// (exact either way; a span whose message fits loses only the narrowing).
-    narrow_output_most: usize,
+    /// Whether complete mode's model spans may be read narrowed ([`map_span`]): the content
+    /// rules allow it ([`narrow::rules_allow_narrowing`]). Derived from the options once.
+    narrows: bool,
 }
 
 /// The next [`Mapper::id`]; 0 is never given (ids start at 1), so a missing id is never one.
@@ -228,18 +219,6 @@ static NARROWED_SPANS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU
 #[napi]
 pub fn narrowed_span_count() -> f64 {
     NARROWED_SPANS.load(Ordering::Relaxed) as f64
-}
-
-/// The length in UTF-16 code units of `value` when it is a string (one napi call, nothing
-/// copied); `None` otherwise.
-fn string_units(env: sys::napi_env, value: sys::napi_value) -> Option<usize> {
-    let mut len = 0usize;
-    // SAFETY: live `env` and a handle of the current call; a null buffer asks for the length
-    // only; a value that is not a string makes napi return `napi_string_expected` without an
-    // exception.
-    let status =
-        unsafe { sys::napi_get_value_string_utf16(env, value, ptr::null_mut(), 0, &mut len) };
-    (status == sys::Status::napi_ok).then_some(len)
 }
 
 /// What [`read_lossy`] found.
@@ -575,17 +554,10 @@ impl Mapper {
     pub fn new(options: MapperOptions) -> napi::Result<Self> {
         let mapper = core_mapper(options)?;
         let content = mapper.content();
-        let narrow_most = if narrow::rules_allow_narrowing(content) {
-            usize::MAX
-        } else {
-            0
-        };
-        let narrow_output_most = narrow_most.min(content.max_bytes().unwrap_or(usize::MAX));
         let registered = Registered {
             content: Arc::new(content.clone()),
+            narrows: narrow::rules_allow_narrowing(content),
             inner: Arc::new(Mutex::new(mapper)),
-            narrow_most,
-            narrow_output_most,
         };
         let fail = |why: &str| napi::Error::new(napi::Status::GenericFailure, why.to_string());
         // Ids only grow; at the end of the range no mapper can be made (4 billion made before).
@@ -686,13 +658,11 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
     let exception_stacktrace = raw::string(env, exception_stacktrace);
     let (end_seconds, end_nanos) = (raw::number(env, end_seconds), raw::number(env, end_nanos));
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        let Some((inner, narrow_most, narrow_output_most)) =
-            mapper_id(call.env, mapper).and_then(|id| {
-                registered(id, |r| {
-                    (Arc::clone(&r.inner), r.narrow_most, r.narrow_output_most)
-                })
+        let Some((inner, narrows, cap)) = mapper_id(call.env, mapper).and_then(|id| {
+            registered(id, |r| {
+                (Arc::clone(&r.inner), r.narrows, r.content.max_bytes())
             })
-        else {
+        }) else {
             return problem::PANIC;
         };
         // The subtype and the ids are short ASCII strings: read into stack buffers, never
@@ -725,20 +695,20 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                 // content rules allow (core `Mapper::map_narrowed`); transcoded from the same
                 // units when that mapping declines. `genkit:input` from NARROW_MIN_UNITS (below,
                 // the checks cost what narrowing spares), `genkit:output` when the input was (or
-                // is ASCII and the output is long enough); at most `Registered::narrow_most`
-                // units (`genkit:output`: `Registered::narrow_output_most`).
-                // An answer over the cap (in units, so in UTF-8 too) likely has its output
-                // message shortened there, which the narrowed mapping declines after all its
-                // work: then neither text is narrowed (asked only under a cap).
-                let narrows = subtype == "model"
-                    && (narrow_most == 0
-                        || narrow_output_most == usize::MAX
-                        || string_units(call.env, output).is_none_or(|n| n <= narrow_output_most));
-                let (most, output_most) = if narrows {
-                    (narrow_most, narrow_output_most)
+                // is ASCII and the output is long enough); `genkit:output` at most the cap in
+                // units: a longer answer is over it in UTF-8 too, and its output message (most
+                // of it, unless `custom` holds a large raw response) would have its text
+                // shortened, which the narrowed mapping declines after all its work (5 MB
+                // multi-byte: 58M instructions for nothing). Such a span takes the usual path
+                // once the output is read (its length known then; a narrowed input is then
+                // transcoded from its units: 12M of a 5 MB span's 122M, against a length call
+                // on every model span to decide before the input's read).
+                let most = if narrows && subtype == "model" {
+                    usize::MAX
                 } else {
-                    (0, 0)
+                    0
                 };
+                let output_most = cap.unwrap_or(usize::MAX).min(most);
                 let narrow_input = NARROW_MIN_UNITS..=most;
                 let got_input = read_lossy(
                     &call,
@@ -802,12 +772,16 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                     record_copies: false,
                     narrowed: None,
                 };
-                // A text transcoded with its units kept (longer in UTF-8) beside a narrowed one:
-                // both take the usual path.
+                // A text transcoded with its units kept (longer in UTF-8) beside a narrowed one,
+                // or an ASCII answer over the cap (see `output_most`): the usual path.
                 let all_narrowed = [(&*input_units, &*input_buf), (&*output_units, &*output_buf)]
                     .iter()
                     .all(|(u, b)| u.is_empty() || is_narrowed(u, b));
-                if all_narrowed && (!input_units.is_empty() || !output_units.is_empty()) {
+                let answer_fits = output_buf.len() <= output_most;
+                if all_narrowed
+                    && answer_fits
+                    && (!input_units.is_empty() || !output_units.is_empty())
+                {
                     // The state is borrowed only while the pure-Rust core runs (as below).
                     let Some(mut mapper) = try_lock(&inner) else {
                         return problem::NEEDS_JS;
@@ -948,17 +922,13 @@ fn utf8_extra(
     sources: &[copies::Source<'_>; 2],
 ) -> Option<usize> {
     for source in sources {
-        let from = copy.src.wrapping_sub(source.utf8.as_ptr() as usize);
-        let Some(to) = from.checked_add(copy.len) else {
+        let Some(range) = source.range_of(copy) else {
             continue;
         };
-        if from > source.utf8.len() || to > source.utf8.len() {
-            continue;
-        }
         if !is_narrowed(source.units, source.utf8) {
             return Some(0);
         }
-        let units = source.units.get(from..to)?;
+        let units = source.units.get(range)?;
         // A piece that cuts a surrogate pair (none does: copies are whole runs of a string's
         // characters) is not counted: simdutf's count is defined for well-formed UTF-16 only.
         let low = |u: &u16| (0xDC00..=0xDFFF).contains(u);

@@ -152,20 +152,8 @@ pub fn cap_messages_in<'j>(
     if elements.len() < 2 {
         return cap_json(json, max);
     }
-    let (keep, dropped, size) =
-        drop_oldest(json, &elements, |i| elements[i].1 - elements[i].0, max)?;
-    let mut out = String::new();
-    out.try_reserve(size)?;
-    out.push('[');
-    for (i, &(s, e)) in elements.iter().enumerate() {
-        if keep[i] {
-            if out.len() > 1 {
-                out.push(',');
-            }
-            out.push_str(&json[s..e]);
-        }
-    }
-    out.push(']');
+    let (keep, dropped, _) = drop_oldest(json, &elements, |i| elements[i].1 - elements[i].0, max)?;
+    let out = join_kept(json, &elements, &keep, |_, _| {})?;
     if out.len() <= max {
         return Ok(Capped {
             json: Cow::Owned(out),
@@ -235,11 +223,39 @@ fn drop_oldest(
     Ok((keep, dropped, size(kept, total)))
 }
 
+/// `[`, the elements of `json` that `keep` marks joined by `,`, then `]`: the array the cap
+/// writes ([`cap_messages_in`], and the narrowed mapping's cap, core `span::drop_narrowed`);
+/// `placed(i, at)` is told the byte offset at which element `i` starts in it.
+pub fn join_kept(
+    json: &str,
+    elements: &[(usize, usize)],
+    keep: &[bool],
+    mut placed: impl FnMut(usize, usize),
+) -> Result<String, CapError> {
+    let kept = elements.iter().zip(keep).filter(|(_, k)| **k);
+    let len = kept.map(|(&(s, e), _)| e - s + 1).sum::<usize>() + 1;
+    let mut out = String::new();
+    out.try_reserve_exact(len.max(2))?;
+    out.push('[');
+    for (i, (&(s, e), &k)) in elements.iter().zip(keep).enumerate() {
+        if !k {
+            continue;
+        }
+        if out.len() > 1 {
+            out.push(',');
+        }
+        placed(i, out.len());
+        out.push_str(&json[s..e]);
+    }
+    out.push(']');
+    Ok(out)
+}
+
 /// The messages kept of a narrowed message array ([`keep_messages_sized`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeptMessages {
-    /// The byte ranges of the kept elements in the narrowed array, in order.
-    pub kept: Vec<(usize, usize)>,
+    /// Per element, whether it is kept ([`join_kept`] writes the array).
+    pub keep: Vec<bool>,
     /// Messages dropped whole.
     pub dropped: usize,
 }
@@ -268,16 +284,7 @@ pub fn keep_messages_sized(
     if size > max {
         return Ok(None);
     }
-    let mut kept = Vec::new();
-    kept.try_reserve_exact(elements.len() - dropped)?;
-    kept.extend(
-        elements
-            .iter()
-            .zip(&keep)
-            .filter(|(_, k)| **k)
-            .map(|(e, _)| *e),
-    );
-    Ok(Some(KeptMessages { kept, dropped }))
+    Ok(Some(KeptMessages { keep, dropped }))
 }
 
 /// Whether `marks` fit the array `json` as the writers write one: `[`, then ranges from a `{` to a
@@ -583,12 +590,14 @@ mod tests {
                     chose += 1;
                     assert_eq!(capped.shortened, 0, "{max}");
                     assert_eq!(kept.dropped, capped.dropped, "{max}");
-                    // The kept elements, in UTF-8, are the capped array.
-                    let index = |e: &(usize, usize)| n_elems.iter().position(|n| n == e).unwrap();
+                    // The kept elements, in UTF-8, joined here (not by the code under
+                    // test), are the capped array.
                     let rebuilt: Vec<&str> = kept
-                        .kept
+                        .keep
                         .iter()
-                        .map(|e| &utf8[u_elems[index(e)].0..u_elems[index(e)].1])
+                        .zip(&u_elems)
+                        .filter(|(k, _)| **k)
+                        .map(|(_, e)| &utf8[e.0..e.1])
                         .collect();
                     assert_eq!(format!("[{}]", rebuilt.join(",")), capped.json, "{max}");
                 }

@@ -44,6 +44,12 @@ pub fn is_content(key: &str) -> bool {
     CONTENT_ATTRIBUTES.contains(&key)
 }
 
+/// Whether `key` is a message array attribute (`gen_ai.input.messages`, `gen_ai.output.messages`),
+/// which the cap shortens by dropping whole messages ([`cap::cap_messages_in`]).
+pub(crate) fn is_message_array(key: &str) -> bool {
+    key == sc::INPUT_MESSAGES || key == sc::OUTPUT_MESSAGES
+}
+
 /// The bit of content attribute `key` in [`Mapped::scrubbed`] (`1 << ` its index in
 /// [`CONTENT_ATTRIBUTES`]); `0` for any other key.
 pub fn content_bit(key: &str) -> u8 {
@@ -191,7 +197,7 @@ impl Content {
         if self.is_passthrough() {
             return Filtered::Same;
         }
-        let messages = key == sc::INPUT_MESSAGES || key == sc::OUTPUT_MESSAGES;
+        let messages = is_message_array(key);
         let tool = key == keys::TOOL_CALL_ARGUMENTS || key == sc::TOOL_CALL_RESULT;
         // Tool payloads are any text; the message attributes are the writers' JSON.
         let mut json: Option<bool> = if tool { json } else { Some(true) };

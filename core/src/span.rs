@@ -473,11 +473,17 @@ impl Mapper {
                 .iter()
                 .find(|(k, _)| *k == key)
                 .map_or(&[][..], |(_, c)| c.as_slice());
-            let placeholders = memchr::memchr_iter(placeholder, text.as_bytes()).count();
-            if placeholders > 0 && !traced(text.as_bytes(), copies, &sources, placeholder) {
+            if memchr::memchr(placeholder, text.as_bytes()).is_some()
+                && !traced(text.as_bytes(), copies, &sources, placeholder)
+            {
                 return None;
             }
-            let Some(max) = max else { continue };
+            // Under a cap: the placeholders counted only for a text that could be over it (no
+            // code unit is more than 3 UTF-8 bytes, 2 beyond its placeholder).
+            let Some(max) = max.filter(|&m| text.len() > m / 3) else {
+                continue;
+            };
+            let placeholders = memchr::memchr_iter(placeholder, text.as_bytes()).count();
             if text.len().saturating_add(placeholders.saturating_mul(2)) <= max {
                 continue;
             }
@@ -492,8 +498,7 @@ impl Mapper {
                 continue;
             }
             // Over the cap in UTF-8: only a message array whose oldest messages can go.
-            let messages = key == sc::INPUT_MESSAGES || key == sc::OUTPUT_MESSAGES;
-            if !messages || n_capped == capped.len() {
+            if !crate::content::is_message_array(key) || n_capped == capped.len() {
                 return None;
             }
             let marks = out
@@ -616,28 +621,12 @@ fn drop_narrowed(
     let kept = crate::cap::keep_messages_sized(text, &elements, &extra, max)
         .ok()
         .flatten()?;
-    // The new text: "[" + the kept messages joined by "," + "]", as the cap writes it; each
-    // kept message's new start, for its copies.
-    let mut out = String::new();
-    out.try_reserve_exact(kept.kept.iter().map(|(s, e)| e - s + 1).sum::<usize>() + 1)
-        .ok()?;
+    // The new text as the cap writes it, and each kept message's new start, for its copies.
     let mut moved_to: Vec<Option<usize>> = Vec::new();
     moved_to.try_reserve_exact(elements.len()).ok()?;
     moved_to.resize(elements.len(), None);
-    out.push('[');
-    let mut k = 0;
-    for (i, &(s, e)) in elements.iter().enumerate() {
-        if kept.kept.get(k) != Some(&(s, e)) {
-            continue;
-        }
-        k += 1;
-        if out.len() > 1 {
-            out.push(',');
-        }
-        moved_to[i] = Some(out.len());
-        out.push_str(&text[s..e]);
-    }
-    out.push(']');
+    let out =
+        crate::cap::join_kept(text, &elements, &kept.keep, |i, at| moved_to[i] = Some(at)).ok()?;
     let mut moved: Vec<crate::out::Copied> = Vec::new();
     moved.try_reserve_exact(copies.len()).ok()?;
     for (copy, &i) in copies.iter().zip(&owner) {
