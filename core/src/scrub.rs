@@ -906,7 +906,7 @@ impl<'s> SourceScrubber<'s> {
 /// (Teddy, SIMD) searcher. A text of [`SHORT_TEXT`] bytes or more is searched for
 /// [`FINGERPRINTS`], a tail of each needle, and at each fingerprint hit the needles ending with it
 /// are compared with the text, ignoring ASCII case; a shorter one for the needles themselves
-/// ([`Search`]). Either way the hits are those of the needles: a needle occurs exactly where its
+/// ([`Search`]), lower-cased into a zero-padded buffer ([`Needles::each_hit_padded`]). Either way the hits are those of the needles: a needle occurs exactly where its
 /// fingerprint occurs `back` bytes after its start and the bytes before match. Where Teddy is not
 /// available (no SSSE3/NEON), the case-insensitive automaton over the needles.
 #[derive(Debug, Clone)]
@@ -944,6 +944,11 @@ struct Search {
 
 /// The length from which a text is searched for [`FINGERPRINTS`] ([`Needles::short`]).
 const SHORT_TEXT: usize = 56;
+
+/// The buffer a text shorter than [`SHORT_TEXT`] is searched in ([`Needles::each_hit_padded`]):
+/// at least `SHORT_TEXT` bytes and at least fat Teddy's shortest haystack (18 bytes on AVX2 with
+/// the needles' 3-byte masks; `tests::short_texts_are_searched_padded` checks both).
+const PADDED: usize = 64;
 
 /// What Teddy searches for: one tail of each needle (each needle's fingerprint is the longest
 /// entry it ends with; a needle ending with none would be its own), lower-cased. Why tails, and
@@ -1082,12 +1087,82 @@ impl Needles {
         from: usize,
         f: impl FnMut((usize, usize)) -> Result<(), E>,
     ) -> Result<(), E> {
-        let search = if text.len().saturating_sub(from) < SHORT_TEXT {
-            &self.short
-        } else {
-            &self.long
+        if text.len().saturating_sub(from) >= SHORT_TEXT {
+            return self.each_hit_by(&self.long, text, from, f);
+        }
+        match &self.short.packed {
+            Some(packed) if packed.minimum_len() <= PADDED => {
+                self.each_hit_padded(packed, text, from, f)
+            }
+            _ => self.each_hit_by(&self.short, text, from, f),
+        }
+    }
+
+    /// [`Needles::each_hit`] of a text shorter than [`SHORT_TEXT`] bytes from `from` (most tool
+    /// arguments and results): its bytes lower-cased into a zeroed stack buffer of [`PADDED`]
+    /// bytes, searched whole by Teddy over the needles themselves (`packed`, of `self.short`).
+    /// The padding gives Teddy the haystack length it needs (a shorter one falls to the crate's
+    /// Rabin-Karp, which cost more than the search itself on a tool span, BENCHMARKS.md "Stop
+    /// 31"), and no needle holds a NUL byte, so every hit lies inside the text.
+    fn each_hit_padded<E>(
+        &self,
+        packed: &aho_corasick::packed::Searcher,
+        text: &[u8],
+        from: usize,
+        mut f: impl FnMut((usize, usize)) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let rest = text.get(from..).unwrap_or_default();
+        let mut buf = [0u8; PADDED];
+        let Some(head) = buf.get_mut(..rest.len()) else {
+            // Not reached: the caller passes fewer than SHORT_TEXT <= PADDED bytes.
+            return self.each_hit_by(&self.short, text, from, f);
         };
-        self.each_hit_by(search, text, from, f)
+        head.copy_from_slice(rest);
+        for b in &mut buf {
+            *b = b.to_ascii_lowercase();
+        }
+        // The text, or Teddy's shortest haystack when the text is shorter.
+        let end = rest.len().max(packed.minimum_len());
+        let mut next = 0;
+        while next < rest.len() {
+            let Some(m) = packed.find_in(&buf[..end], aho_corasick::Span::from(next..end)) else {
+                break;
+            };
+            let q = m.start();
+            if let Some(hit) = self.needle_at(&self.short, rest, 0, q, m.pattern().as_usize()) {
+                f((from + hit.0, hit.1))?;
+            }
+            next = q + 1;
+        }
+        Ok(())
+    }
+
+    /// The needle of `search` whose fingerprint (pattern `pattern`) was found at byte `q` of
+    /// `text`, with where it starts, when it starts at or after `from` and its bytes before the
+    /// fingerprint are in `text` (ASCII case ignored); `None` otherwise.
+    fn needle_at(
+        &self,
+        search: &Search,
+        text: &[u8],
+        from: usize,
+        q: usize,
+        pattern: usize,
+    ) -> Option<(usize, usize)> {
+        for &(needle, back) in search.ends.get(pattern)? {
+            let Some(start) = q.checked_sub(back).filter(|&s| s >= from) else {
+                continue;
+            };
+            // A needle that is its own fingerprint (`back` 0) is the one Teddy found.
+            let needle_text = self.needles[needle].as_bytes();
+            let holds = back == 0
+                || text
+                    .get(start..start + needle_text.len())
+                    .is_some_and(|t| t.eq_ignore_ascii_case(needle_text));
+            if holds {
+                return Some((start, needle));
+            }
+        }
+        None
     }
 
     /// [`Needles::each_hit`] by `search`.
@@ -1165,20 +1240,8 @@ impl Needles {
                     break;
                 };
                 let q = at + m.start();
-                for &(needle, back) in &search.ends[m.pattern().as_usize()] {
-                    let Some(start) = q.checked_sub(back).filter(|&s| s >= from) else {
-                        continue;
-                    };
-                    // A needle that is its own fingerprint (`back` 0) is the one Teddy found.
-                    let needle_text = self.needles[needle].as_bytes();
-                    let holds = back == 0
-                        || text
-                            .get(start..start + needle_text.len())
-                            .is_some_and(|t| t.eq_ignore_ascii_case(needle_text));
-                    if holds {
-                        f((start, needle))?;
-                        break;
-                    }
+                if let Some(hit) = self.needle_at(search, text, from, q, m.pattern().as_usize()) {
+                    f(hit)?;
                 }
                 next = q + 1;
             }
@@ -2091,6 +2154,81 @@ mod tests {
                 "{text:?}"
             );
         }
+    }
+
+    #[test]
+    fn short_texts_are_searched_padded() {
+        // Texts shorter than SHORT_TEXT from `from` are searched in a zero-padded buffer
+        // (`each_hit_padded`): the padding is long enough for Teddy and for the texts, no needle
+        // holds the padding's byte, and the hits are the needles' own, in order, from any
+        // offset, stopping at any hit: texts of needles and their pieces in mixed case, NUL
+        // bytes, bytes above 0x7F and needles cut by the text's end.
+        let needles = Needles::new().unwrap(); // ok: test code
+        let packed = needles.short.packed.as_ref().expect("Teddy on this CPU");
+        assert!(packed.minimum_len() <= PADDED && SHORT_TEXT <= PADDED);
+        assert!(needles.needles.iter().all(|n| !n.contains('\0')));
+        let mut state = 0x9e3779b97f4a7c15u64;
+        let mut next = |n: usize| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as usize % n
+        };
+        let mut padded_hits = 0;
+        for _ in 0..50_000 {
+            let mut text: Vec<u8> = Vec::new();
+            let len = next(SHORT_TEXT + 8);
+            while text.len() < len {
+                match next(6) {
+                    0 | 1 => {
+                        let n = needles.needles[next(needles.needles.len())].as_bytes();
+                        let k = 1 + next(n.len());
+                        text.extend(n[..k].iter().map(|c| match next(2) {
+                            0 => c.to_ascii_uppercase(),
+                            _ => *c,
+                        }));
+                    }
+                    2 => text.push([0u8, 0x80, 0xff, b'"', b' '][next(5)]),
+                    _ => text.push(b"abcdefghijklmnopqrstuvwxyz_-3.:"[next(31)]),
+                }
+            }
+            let from = match next(3) {
+                0 => next(text.len() + 1),
+                _ => 0,
+            };
+            let want = naive_hits(&needles, &text, from);
+            let stop = next(want.len() + 1);
+            let mut seen = Vec::new();
+            let stopped = needles.each_hit(&text, from, |hit| {
+                if seen.len() == stop {
+                    return Err(hit);
+                }
+                seen.push(hit);
+                Ok(())
+            });
+            assert_eq!(
+                &seen[..],
+                &want[..stop.min(want.len())],
+                "{text:?} from {from}"
+            );
+            assert_eq!(
+                stopped.err(),
+                want.get(stop).copied(),
+                "{text:?} from {from}"
+            );
+            if text.len() - from < SHORT_TEXT {
+                padded_hits += want.len();
+                let mut all = Vec::new();
+                needles
+                    .each_hit_padded(packed, &text, from, |hit| {
+                        all.push(hit);
+                        Ok::<(), ()>(())
+                    })
+                    .unwrap(); // ok: test code
+                assert_eq!(all, want, "{text:?} from {from}");
+            }
+        }
+        assert!(padded_hits > 10_000, "{padded_hits} hits in short texts");
     }
 
     #[test]
