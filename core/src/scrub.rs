@@ -1103,7 +1103,7 @@ impl Needles {
     /// bytes, searched whole by Teddy over the needles themselves (`packed`, of `self.short`).
     /// The padding gives Teddy the haystack length it needs (a shorter one falls to the crate's
     /// Rabin-Karp, which cost more than the search itself on a tool span, BENCHMARKS.md "Stop
-    /// 31"), and no needle holds a NUL byte, so every hit lies inside the text.
+    /// 32"), and no needle holds a NUL byte, so every hit lies inside the text.
     fn each_hit_padded<E>(
         &self,
         packed: &aho_corasick::packed::Searcher,
