@@ -1,4 +1,4 @@
-//! The workspace builds serde_json with one function patched (vendor/serde_json/README.md):
+//! The workspace builds serde_json with one function patched (vendor/serde_json/PATCHED.md):
 //! `SliceRead::skip_to_escape` scans 16 bytes a step with SSE2 on x86_64 before the crate's own
 //! 8-byte loop takes the tail. These tests hold the patched scan to the answer a byte-by-byte
 //! scan gives: the first `"`, `\` or control character (0x00..=0x1F, RFC 8259 section 7) in a

@@ -1100,6 +1100,11 @@ impl<'de, R: Read<'de>> Deserializer<R> {
     }
 
     fn ignore_value(&mut self) -> Result<()> {
+        // genkit-for-maple patch (vendor/serde_json/PATCHED.md): a valid value is skipped by the
+        // reader's fast path; anything else (and every reader without one) takes the loop below.
+        if self.read.skip_value_fast() {
+            return Ok(());
+        }
         self.scratch.clear();
         let mut enclosing = None;
 

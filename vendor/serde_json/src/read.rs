@@ -114,6 +114,18 @@ pub trait Read<'de>: private::Sealed {
     /// flag or by truncating the input data.
     #[doc(hidden)]
     fn set_failed(&mut self, failed: &mut bool);
+
+    // genkit-for-maple patch (vendor/serde_json/PATCHED.md): a fast path for `ignore_value`.
+    /// Skips one JSON value (leading whitespace included, trailing whitespace not) and returns
+    /// true when the value is certainly valid: the reader is then where `ignore_value` would have
+    /// left it. Returns false with the reader unmoved otherwise (anything it does not recognise,
+    /// invalid or not), and the caller runs the general `ignore_value`, which gives the answer
+    /// and the error. Readers without a fast path return false.
+    #[doc(hidden)]
+    #[inline]
+    fn skip_value_fast(&mut self) -> bool {
+        false
+    }
 }
 
 pub struct Position {
@@ -457,6 +469,40 @@ impl<'a> SliceRead<'a> {
     }
 
     fn skip_to_escape(&mut self, forbid_control_characters: bool) {
+        // genkit-for-maple patch (vendor/serde_json/PATCHED.md): on x86_64, 16 bytes a step with
+        // SSE2 (part of the x86_64 baseline, so always present there) from the index itself; the
+        // crate's code below takes the last 15 bytes or fewer of the input. Same answer: the
+        // first byte that is `"`, `\` or in 0x00..=0x1F. Most strings end in their first 16
+        // bytes, so this comes before the crate's bail-out check and costs one step for them.
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        if forbid_control_characters {
+            use core::arch::x86_64::{
+                __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8,
+                _mm_or_si128, _mm_set1_epi8,
+            };
+            let mut at = self.index;
+            while let Some(chunk) = self.slice.get(at..at + 16) {
+                // SAFETY: `sse2` is enabled for this target (the cfg above), so the intrinsics'
+                // only requirement, the CPU feature, holds. `chunk` is exactly 16 in-bounds bytes
+                // (a checked slice of that length), and `_mm_loadu_si128` reads 16 bytes at any
+                // alignment.
+                let mask = unsafe {
+                    let v = _mm_loadu_si128(chunk.as_ptr() as *const __m128i);
+                    let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+                    let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+                    // v <= 0x1F (unsigned) exactly when min(v, 0x1F) == v.
+                    let ctrl = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v);
+                    _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), ctrl)) as u32
+                };
+                if mask != 0 {
+                    self.index = at + mask.trailing_zeros() as usize;
+                    return;
+                }
+                at += 16;
+            }
+            self.index = at;
+        }
+
         // Immediately bail-out on empty strings and consecutive escapes (e.g. \u041b\u0435)
         if self.index == self.slice.len()
             || is_escape(self.slice[self.index], forbid_control_characters)
@@ -478,39 +524,6 @@ impl<'a> SliceRead<'a> {
         // than a naive loop. It runs faster than equivalent two-pass memchr2+SWAR code on
         // benchmarks and it's cross-platform, so probably the right fit.
         // [1]: https://groups.google.com/forum/#!original/comp.lang.c/2HtQXvg7iKc/xOJeipH6KLMJ
-
-        // genkit-for-maple patch (vendor/serde_json/PATCHED.md): on x86_64, 16 bytes a step with
-        // SSE2 (part of the x86_64 baseline, so always present there) before the 8-byte SWAR loop
-        // below takes the tail. Same answer: the first byte that is `"`, `\\` or in 0x00..=0x1F.
-        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-        {
-            use core::arch::x86_64::{
-                __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8,
-                _mm_or_si128, _mm_set1_epi8,
-            };
-            let start = self.index;
-            let chunks = self.slice[start..].chunks_exact(16);
-            let tail = chunks.remainder().len();
-            for (i, chunk) in chunks.enumerate() {
-                // SAFETY: `sse2` is enabled for this target (the cfg above), so the intrinsics'
-                // only requirement, the CPU feature, holds. `chunk` is exactly 16 in-bounds bytes
-                // (chunks_exact), and `_mm_loadu_si128` reads 16 bytes at any alignment.
-                let mask = unsafe {
-                    let v = _mm_loadu_si128(chunk.as_ptr() as *const __m128i);
-                    let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
-                    let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
-                    // v <= 0x1F (unsigned) exactly when min(v, 0x1F) == v.
-                    let ctrl = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v);
-                    _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), ctrl)) as u32
-                };
-                if mask != 0 {
-                    self.index = start + i * 16 + mask.trailing_zeros() as usize;
-                    return;
-                }
-            }
-            self.index = self.slice.len() - tail;
-        }
-        let rest = &self.slice[self.index..];
 
         #[cfg(fast_arithmetic = "64")]
         type Chunk = u64;
@@ -538,6 +551,199 @@ impl<'a> SliceRead<'a> {
 
         self.index += rest.len() / STEP * STEP;
         self.skip_to_escape_slow();
+    }
+
+    // genkit-for-maple patch (vendor/serde_json/PATCHED.md): the fast path of `ignore_value`.
+    /// Moves past one JSON value that follows the JSON grammar (RFC 8259; strings as
+    /// `ignore_str` accepts them: no control character, escapes `\" \\ \/ \b \f \n \r \t`
+    /// and `\u` with four hex digits, any code unit), with whitespace where the grammar allows
+    /// it, nested at most `u64::BITS` deep. `None` at anything else (the index then means
+    /// nothing): it accepts no text that `ignore_value` rejects, and where it accepts, it stops
+    /// where `ignore_value` stops, since a valid value has one end.
+    fn skip_value_valid(&mut self) -> Option<()> {
+        // One bit a level of nesting: 1 for an object, 0 for an array; `in_object`: the
+        // innermost level's bit.
+        let mut objects: u64 = 0;
+        let mut depth: u32 = 0;
+        let mut in_object = false;
+        'value: loop {
+            self.skip_whitespace_fast();
+            match *self.slice.get(self.index)? {
+                b'"' => {
+                    self.index += 1;
+                    self.skip_str_valid()?;
+                }
+                b'{' => {
+                    self.index += 1;
+                    self.skip_whitespace_fast();
+                    if self.slice.get(self.index) == Some(&b'}') {
+                        self.index += 1;
+                    } else {
+                        if depth == u64::BITS {
+                            return None;
+                        }
+                        objects |= 1 << depth;
+                        depth += 1;
+                        in_object = true;
+                        self.skip_key_valid()?;
+                        continue 'value;
+                    }
+                }
+                b'[' => {
+                    self.index += 1;
+                    self.skip_whitespace_fast();
+                    if self.slice.get(self.index) == Some(&b']') {
+                        self.index += 1;
+                    } else {
+                        if depth == u64::BITS {
+                            return None;
+                        }
+                        objects &= !(1 << depth);
+                        depth += 1;
+                        in_object = false;
+                        continue 'value;
+                    }
+                }
+                b't' => self.skip_literal_valid(b"true")?,
+                b'f' => self.skip_literal_valid(b"false")?,
+                b'n' => self.skip_literal_valid(b"null")?,
+                b'-' | b'0'..=b'9' => self.skip_number_valid()?,
+                _ => return None,
+            }
+            // After a value: the end of the text's value, or a comma or the end of the
+            // enclosing container.
+            loop {
+                if depth == 0 {
+                    return Some(());
+                }
+                self.skip_whitespace_fast();
+                match *self.slice.get(self.index)? {
+                    b',' => {
+                        self.index += 1;
+                        if in_object {
+                            self.skip_whitespace_fast();
+                            self.skip_key_valid()?;
+                        }
+                        continue 'value;
+                    }
+                    b'}' if in_object => {}
+                    b']' if !in_object => {}
+                    _ => return None,
+                }
+                self.index += 1;
+                depth -= 1;
+                in_object = depth > 0 && objects & (1 << (depth - 1)) != 0;
+            }
+        }
+    }
+
+    /// Past the whitespace JSON allows between tokens.
+    #[inline]
+    fn skip_whitespace_fast(&mut self) {
+        // Compact JSON has none: one comparison settles most calls.
+        while let Some(&byte) = self.slice.get(self.index) {
+            if byte > b' ' || !matches!(byte, b' ' | b'\n' | b'\t' | b'\r') {
+                return;
+            }
+            self.index += 1;
+        }
+    }
+
+    /// Past an object key and its colon (whitespace after the colon is the value's); the index
+    /// is at the key's opening quote, else `None`.
+    #[inline]
+    fn skip_key_valid(&mut self) -> Option<()> {
+        if self.slice.get(self.index) != Some(&b'"') {
+            return None;
+        }
+        self.index += 1;
+        self.skip_str_valid()?;
+        self.skip_whitespace_fast();
+        if self.slice.get(self.index) != Some(&b':') {
+            return None;
+        }
+        self.index += 1;
+        Some(())
+    }
+
+    /// Past the rest of a string whose opening quote is behind the index.
+    #[inline]
+    fn skip_str_valid(&mut self) -> Option<()> {
+        loop {
+            self.skip_to_escape(true);
+            match *self.slice.get(self.index)? {
+                b'"' => {
+                    self.index += 1;
+                    return Some(());
+                }
+                b'\\' => match *self.slice.get(self.index + 1)? {
+                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.index += 2,
+                    b'u' => {
+                        let hex = self.slice.get(self.index + 2..self.index + 6)?;
+                        if !hex.iter().all(u8::is_ascii_hexdigit) {
+                            return None;
+                        }
+                        self.index += 6;
+                    }
+                    _ => return None,
+                },
+                _ => return None,
+            }
+        }
+    }
+
+    /// Past `word` (`true`, `false` or `null`) at the index.
+    #[inline]
+    fn skip_literal_valid(&mut self, word: &[u8]) -> Option<()> {
+        if self.slice.get(self.index..self.index + word.len())? != word {
+            return None;
+        }
+        self.index += word.len();
+        Some(())
+    }
+
+    /// Past a number at the index: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
+    /// A digit right after a leading `0` is not accepted (`ignore_integer`'s error).
+    #[inline]
+    fn skip_number_valid(&mut self) -> Option<()> {
+        if self.slice.get(self.index) == Some(&b'-') {
+            self.index += 1;
+        }
+        match *self.slice.get(self.index)? {
+            b'0' => {
+                self.index += 1;
+                if self.slice.get(self.index).is_some_and(u8::is_ascii_digit) {
+                    return None;
+                }
+            }
+            b'1'..=b'9' => self.skip_digits(),
+            _ => return None,
+        }
+        if self.slice.get(self.index) == Some(&b'.') {
+            self.index += 1;
+            if !self.slice.get(self.index).is_some_and(u8::is_ascii_digit) {
+                return None;
+            }
+            self.skip_digits();
+        }
+        if let Some(b'e' | b'E') = self.slice.get(self.index) {
+            self.index += 1;
+            if let Some(b'+' | b'-') = self.slice.get(self.index) {
+                self.index += 1;
+            }
+            if !self.slice.get(self.index).is_some_and(u8::is_ascii_digit) {
+                return None;
+            }
+            self.skip_digits();
+        }
+        Some(())
+    }
+
+    #[inline]
+    fn skip_digits(&mut self) {
+        while self.slice.get(self.index).is_some_and(u8::is_ascii_digit) {
+            self.index += 1;
+        }
     }
 
     #[cold]
@@ -729,6 +935,15 @@ impl<'a> Read<'a> for SliceRead<'a> {
     fn set_failed(&mut self, _failed: &mut bool) {
         self.slice = &self.slice[..self.index];
     }
+
+    fn skip_value_fast(&mut self) -> bool {
+        let start = self.index;
+        if self.skip_value_valid().is_none() {
+            self.index = start;
+            return false;
+        }
+        true
+    }
 }
 
 //////////////////////////////////////////////////////////////////////////////
@@ -821,6 +1036,11 @@ impl<'a> Read<'a> for StrRead<'a> {
     fn set_failed(&mut self, failed: &mut bool) {
         self.delegate.set_failed(failed);
     }
+
+    #[inline]
+    fn skip_value_fast(&mut self) -> bool {
+        self.delegate.skip_value_fast()
+    }
 }
 
 //////////////////////////////////////////////////////////////////////////////
@@ -891,6 +1111,11 @@ where
 
     fn set_failed(&mut self, failed: &mut bool) {
         R::set_failed(self, failed);
+    }
+
+    #[inline]
+    fn skip_value_fast(&mut self) -> bool {
+        R::skip_value_fast(self)
     }
 }
 
