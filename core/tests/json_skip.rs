@@ -324,3 +324,85 @@ fn each_refusal_is_the_crates_error() {
         assert!(serde_json::from_str::<IgnoredAny>(text).is_ok(), "{text:?}");
     }
 }
+
+/// Bytes and depths at the edges (a reviewer's cases): invalid UTF-8 and NUL through
+/// `from_slice`, escapes and numbers cut off by the end of the input, whitespace JSON does not
+/// allow, a byte order mark, nesting around the fast path's 64 levels with and without whitespace,
+/// 100,000 levels (no recursion either way), `\u` escapes across a 16-byte step.
+#[test]
+fn bytes_and_depths_at_the_edges() {
+    let cases: &[&[u8]] = &[
+        b"",
+        b"\n\t\r ",
+        b"\x00",
+        b"\"\x00\"",
+        b"\"\x7f\x80\xff\"",
+        b"\xff",
+        b"[\xff]",
+        b"[1,\xff]",
+        b"{\"a\xff\":1}",
+        b"\"\\u",
+        b"\"\\u0",
+        b"\"\\u004",
+        b"\"\\u0041",
+        b"[\"\\u",
+        b"{\"a\\u12",
+        b"0",
+        b"-",
+        b"1.",
+        b"1e",
+        b"1E-",
+        b"[1",
+        b"[1e",
+        b"{\"a\":-",
+        b"0x",
+        b"-01",
+        b"1\x00",
+        b"1\xff",
+        b"[ \x0b]",
+        b"[\x0c1]",
+        b"\xef\xbb\xbf1",
+        b"[]]",
+        b"{}}",
+        b"1 2",
+        b"[1]x",
+        b"\"\xed\xa0\x80\"",
+        b"\"\xc0\x80\"",
+    ];
+    for c in cases {
+        check(c);
+    }
+    for depth in [63, 64, 65] {
+        for ws in ["", " \n"] {
+            let mut s = String::new();
+            for i in 0..depth {
+                s.push_str(ws);
+                s.push_str(if i % 2 == 0 { "[" } else { "{\"k\":" });
+            }
+            s.push_str(ws);
+            s.push('1');
+            for i in (0..depth).rev() {
+                s.push_str(ws);
+                s.push(if i % 2 == 0 { ']' } else { '}' });
+            }
+            check(s.as_bytes());
+            check(format!("{s}x").as_bytes());
+            check(&s.as_bytes()[..s.len() - 1]);
+        }
+    }
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    check(deep.as_bytes());
+    check(&deep.as_bytes()[..deep.len() - 1]);
+    for at in 0..40 {
+        let mut s = String::from("\"");
+        for i in 0..48 {
+            if i == at {
+                s.push_str("\\u00e9");
+            }
+            s.push('a');
+        }
+        s.push('"');
+        check(s.as_bytes());
+        check(&s.as_bytes()[..s.len() - 1]);
+    }
+}
