@@ -100,37 +100,29 @@ fn value(rng: &mut Rng, out: &mut String, depth: usize) {
         2 => out.push_str(rng.pick(&["true", "false", "null"])),
         3 | 4 => string(rng, out),
         5 => number(rng, out),
-        6 | 7 => {
-            out.push('{');
-            ws(rng, out);
-            let n = rng.below(4);
-            for i in 0..n {
-                if i > 0 {
-                    out.push(',');
-                }
-                ws(rng, out);
-                string(rng, out);
-                ws(rng, out);
-                out.push(':');
-                value(rng, out, depth - 1);
-                ws(rng, out);
-            }
-            out.push('}');
-        }
-        _ => {
-            out.push('[');
-            ws(rng, out);
-            let n = rng.below(4);
-            for i in 0..n {
-                if i > 0 {
-                    out.push(',');
-                }
-                value(rng, out, depth - 1);
-                ws(rng, out);
-            }
-            out.push(']');
-        }
+        6 | 7 => container(rng, out, depth, true),
+        _ => container(rng, out, depth, false),
     }
+}
+
+/// An object (`object`) or an array of up to three members, each `value` of `depth - 1`.
+fn container(rng: &mut Rng, out: &mut String, depth: usize, object: bool) {
+    out.push(if object { '{' } else { '[' });
+    ws(rng, out);
+    for i in 0..rng.below(4) {
+        if i > 0 {
+            out.push(',');
+        }
+        if object {
+            ws(rng, out);
+            string(rng, out);
+            ws(rng, out);
+            out.push(':');
+        }
+        value(rng, out, depth - 1);
+        ws(rng, out);
+    }
+    out.push(if object { '}' } else { ']' });
 }
 
 /// A value nested `levels` deep, arrays and objects mixed by `rng`.
@@ -183,29 +175,27 @@ struct OwnedHolder {
     b: IgnoredAny,
 }
 
-/// An error without its position: `IoRead` counts columns differently from `SliceRead` (a
-/// difference of the readers, not of the patch), so the oracle is held to the error itself.
-fn what(error: serde_json::Error) -> String {
-    let text = error.to_string();
-    match text.rfind(" at line ") {
-        Some(at) => text[..at].to_owned(),
-        None => text,
+/// An error message without its position: `IoRead` counts columns differently from `SliceRead`
+/// (a difference of the readers, not of the patch), so the oracle is held to the error itself.
+fn what(message: String) -> String {
+    match message.rfind(" at line ") {
+        Some(at) => message[..at].to_owned(),
+        None => message,
     }
 }
 
 /// The patched readers against the oracle (`from_reader`), skipping `text` on its own and as a
 /// raw value inside an object with a skipped sibling after it.
 fn check(text: &[u8]) {
-    let oracle = serde_json::from_reader::<_, IgnoredAny>(text).map_err(what);
+    let oracle = serde_json::from_reader::<_, IgnoredAny>(text).map_err(|e| what(e.to_string()));
     let sliced = serde_json::from_slice::<IgnoredAny>(text).map_err(|e| e.to_string());
+    // Same acceptance and the same error.
     assert_eq!(
-        sliced.clone().map_err(|_| ()),
-        oracle.clone().map_err(|_| ()),
-        "{:?}: {sliced:?} / {oracle:?}",
+        sliced.clone().map_err(what),
+        oracle,
+        "{:?}",
         String::from_utf8_lossy(text)
     );
-    let sliced_what = serde_json::from_slice::<IgnoredAny>(text).map_err(what);
-    assert_eq!(sliced_what, oracle, "{:?}", String::from_utf8_lossy(text));
     if let Ok(text) = std::str::from_utf8(text) {
         // `StrRead` and `SliceRead` share their positions: the whole error.
         let strs = serde_json::from_str::<IgnoredAny>(text).map_err(|e| e.to_string());
@@ -214,10 +204,10 @@ fn check(text: &[u8]) {
         let wrapped = format!("{{\"a\":{text},\"b\":[{text}]}}");
         let oracle = serde_json::from_reader::<_, OwnedHolder>(wrapped.as_bytes())
             .map(|h| h.a.get().to_owned())
-            .map_err(what);
+            .map_err(|e| what(e.to_string()));
         let fast = serde_json::from_str::<Holder>(&wrapped)
             .map(|h| h.a.get().to_owned())
-            .map_err(what);
+            .map_err(|e| what(e.to_string()));
         assert_eq!(fast, oracle, "{wrapped:?}");
     }
 }
@@ -236,8 +226,9 @@ fn skipped_values_agree_with_the_crates_own_loop() {
             check(&mutate(&mut rng, &text));
         }
     }
-    // The generated texts are JSON but for the odd lone-surrogate-free mistakes it does not make:
-    // all of them are accepted (the mutations above test the refusals).
+    // The generator writes only valid JSON (lone surrogate escapes and out-of-range numbers
+    // are valid to a skip): every text is accepted, so the fast path's accepting side is what
+    // the unmutated cases test; the mutations test the refusals.
     assert_eq!(accepted, 60_000);
 }
 
