@@ -15,7 +15,7 @@
 //! Every rule degrades per attribute like the reference mapping: what can be derived is written.
 
 use crate::cost::PriceCache;
-use crate::genkit::{raw, ArrayShape, Candidate, Fields, Media, Message, Part, Raw, Shape};
+use crate::genkit::{raw, ArrayShape, Candidate, Extent, Fields, Media, Message, Part, Raw, Shape};
 use crate::mapping::finish_recorded;
 use crate::mapping::{problem, Scalar};
 use crate::out::{Out, OutOfMemory, Recording};
@@ -753,7 +753,9 @@ fn map_input_messages<'a>(
     }
     let (conversation, system_bytes) = sc::messages_bytes(messages);
     let written_from = source.unwrap_or("");
-    let source = SourceScrubber::of(scrubber, source);
+    let region =
+        Extent::of_messages(messages.iter().filter_map(Shape::object)).in_source(written_from);
+    let source = SourceScrubber::of_region(scrubber, written_from, region);
     let mut text = Out::with_hint(conversation)
         .scrubbing(source.as_ref())
         .recording(record, written_from);
@@ -862,7 +864,8 @@ fn map_answers<'a>(
             reasons.push(Value::Str(r));
         }
     } else {
-        let scrub = SourceScrubber::of(scrubber, Some(source));
+        let region = Extent::of_messages(answers.iter().map(|(m, _)| *m)).in_source(source);
+        let scrub = SourceScrubber::of_region(scrubber, source, region);
         let hint = answers.iter().fold(2usize, |sum, (m, _)| {
             sum.saturating_add(sc::message_bytes(m))
         });

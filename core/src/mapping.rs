@@ -7,7 +7,7 @@
 //! which copy attribute values as they are.
 
 use crate::genkit::{
-    ArrayShape, Candidate, GenerateRequest, GenerateResponse, Message, Raw, Shape,
+    ArrayShape, Candidate, Extent, GenerateRequest, GenerateResponse, Message, Raw, Shape,
 };
 use crate::out::{try_push, Copied, Out, OutOfMemory, Recording};
 use crate::scrub::{Scrubber, SourceScrubber};
@@ -203,8 +203,9 @@ fn map_input<'a>(
         return;
     }
     let (conversation, system_bytes) = messages_bytes(messages);
-    let source = SourceScrubber::of(scrubber, input);
     let text = input.unwrap_or("");
+    let region = Extent::of_messages(messages.iter().filter_map(Shape::object)).in_source(text);
+    let source = SourceScrubber::of_region(scrubber, text, region);
     let mut out = Out::with_hint(conversation)
         .scrubbing(source.as_ref())
         .recording(record, text);
@@ -272,7 +273,8 @@ fn map_output<'a>(
     let mut finish_reasons: Option<Vec<Raw<'a>>> = None;
     match answer(&response.message) {
         Some(Ok(m)) => {
-            let source = SourceScrubber::of(scrubber, Some(output));
+            let region = Extent::of_messages([m]).in_source(output);
+            let source = SourceScrubber::of_region(scrubber, output, region);
             let mut out = Out::with_hint(message_bytes(m).saturating_add(2))
                 .scrubbing(source.as_ref())
                 .recording(record, output);
@@ -287,7 +289,12 @@ fn map_output<'a>(
         Some(Err(())) => attrs.problems |= problem::OUTPUT_SHAPE,
         None => {
             if let Some(ArrayShape::Array(candidates)) = &response.candidates {
-                let source = SourceScrubber::of(scrubber, Some(output));
+                let messages = candidates
+                    .iter()
+                    .filter_map(Shape::object)
+                    .filter_map(|c| c.message.as_ref()?.object());
+                let region = Extent::of_messages(messages).in_source(output);
+                let source = SourceScrubber::of_region(scrubber, output, region);
                 let written = map_candidates(
                     candidates,
                     attrs,

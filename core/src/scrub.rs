@@ -807,11 +807,14 @@ const MAX_SOURCE_HITS: usize = 1 << 14;
 #[derive(Debug)]
 pub struct SourceScrubber<'s> {
     scrubber: &'s Scrubber,
-    /// The source's address range: a value copied out of it lies inside.
+    /// The address of the first byte scanned: hits are offsets from it.
+    base: usize,
+    /// The address range whose values the scan covers (the source, or the region of
+    /// [`SourceScrubber::of_region`]): a value copied out of it lies inside.
     start: usize,
     end: usize,
-    /// The start offset of every needle hit in the source, increasing; `None`: not used (see
-    /// the type's docs), every value is scanned.
+    /// The start offset of every needle hit in the scanned bytes, increasing; `None`: not used
+    /// (see the type's docs), every value is scanned.
     hits: Option<Vec<usize>>,
 }
 
@@ -821,36 +824,80 @@ impl<'s> SourceScrubber<'s> {
     /// fails: when the hit list cannot be allocated, every value is scanned on its own.
     pub fn of(scrubber: Option<&'s Scrubber>, source: Option<&str>) -> Option<SourceScrubber<'s>> {
         let (scrubber, source) = (scrubber?, source?);
-        let bytes = source.as_bytes();
-        let every = scrubber.user.is_some() || has_unicode_escape(bytes);
-        let mut hits = Vec::new();
-        let hits = if every {
-            None
-        } else {
-            // Text dense with needles (look-alikes every few words) has most values holding a
-            // hit anyway: listing them all cost more than scanning each value (perf: Teddy
-            // restarted at every hit), so the list stops at one hit per 128 bytes on average.
-            let most = MAX_SOURCE_HITS.min(16 + source.len() / 128);
-            let listed = scrubber.prefilter.each_hit(bytes, 0, |(at, _)| {
-                if hits.len() == most || hits.try_reserve(1).is_err() {
-                    return Err(());
-                }
-                hits.push(at);
-                Ok(())
-            });
-            match listed {
-                Ok(()) if hits.is_empty() => return None,
-                Ok(()) => Some(hits),
-                Err(()) => None,
-            }
-        };
+        let found = Self::scan(scrubber, source.as_bytes());
+        if matches!(&found, Some(hits) if hits.is_empty()) {
+            return None;
+        }
         let start = source.as_ptr() as usize;
         Some(SourceScrubber {
             scrubber,
+            base: start,
             start,
             end: start + source.len(),
+            hits: found,
+        })
+    }
+
+    /// The scrubber for values copied out of `region`, a byte range of `source` (the extent of
+    /// the pieces the writers copy, [`crate::genkit::Extent`]): only the region is scanned (and
+    /// the few bytes before it a needle overlapping its first value may start in), and only
+    /// values inside it take the scan's answer; any other value, a slice of `source` outside
+    /// the region or not, is scrubbed on its own, exactly as [`SourceScrubber::of`]'s values
+    /// are when they are not slices of its source. The result is therefore the same as with
+    /// `of`, whatever the region. `None` only without a scrubber (values not in the region may
+    /// still need one): `None` for `region`, or a range that is not one of `source`, scans
+    /// nothing and has every value scrubbed on its own.
+    pub fn of_region(
+        scrubber: Option<&'s Scrubber>,
+        source: &str,
+        region: Option<std::ops::Range<usize>>,
+    ) -> Option<SourceScrubber<'s>> {
+        let scrubber = scrubber?;
+        let at = source.as_ptr() as usize;
+        let region = region.filter(|r| r.start <= r.end && r.end <= source.len());
+        let Some(region) = region else {
+            return Some(SourceScrubber {
+                scrubber,
+                base: at,
+                start: at,
+                end: at,
+                hits: None,
+            });
+        };
+        // A needle hit counts for a value when it starts at most `longest - 1` bytes before it
+        // (`clean`): those bytes are scanned too.
+        let from = region
+            .start
+            .saturating_sub(scrubber.prefilter.longest.saturating_sub(1));
+        let hits = Self::scan(scrubber, &source.as_bytes()[from..region.end]);
+        Some(SourceScrubber {
+            scrubber,
+            base: at + from,
+            start: at + region.start,
+            end: at + region.end,
             hits,
         })
+    }
+
+    /// The needle hits of `bytes`, increasing; `None` when values must each be scanned on
+    /// their own (a `\u` escape, user patterns, more hits than kept, no memory for the list).
+    fn scan(scrubber: &Scrubber, bytes: &[u8]) -> Option<Vec<usize>> {
+        if scrubber.user.is_some() || has_unicode_escape(bytes) {
+            return None;
+        }
+        // Text dense with needles (look-alikes every few words) has most values holding a hit
+        // anyway: listing them all cost more than scanning each value (perf: Teddy restarted at
+        // every hit), so the list stops at one hit per 128 bytes on average.
+        let most = MAX_SOURCE_HITS.min(16 + bytes.len() / 128);
+        let mut hits = Vec::new();
+        let listed = scrubber.prefilter.each_hit(bytes, 0, |(at, _)| {
+            if hits.len() == most || hits.try_reserve(1).is_err() {
+                return Err(());
+            }
+            hits.push(at);
+            Ok(())
+        });
+        listed.ok().map(|()| hits)
     }
 
     /// Whether `value` is known to hold nothing to scrub: a slice of the source with no needle
@@ -865,10 +912,27 @@ impl<'s> SourceScrubber<'s> {
     }
 
     /// [`Scrubber::json`] of a value copied out of the source: the source's hits are its hits.
+    /// Inlined: most values hold no hit and are answered here, borrowed.
+    #[inline]
     pub fn json<'a>(&self, raw: &'a str) -> Result<Cow<'a, str>, TryReserveError> {
         let (Some(hits), Some(off)) = (&self.hits, self.offset(raw)) else {
             return self.scrubber.json(raw);
         };
+        // The walk below looks at the hits starting in the value only.
+        let first = hits.partition_point(|&h| h < off);
+        if hits.get(first).is_none_or(|&h| h >= off + raw.len()) {
+            return Ok(Cow::Borrowed(raw));
+        }
+        self.json_with_hits(raw, hits, off)
+    }
+
+    /// [`SourceScrubber::json`] of a value starting at `off` that holds a hit.
+    fn json_with_hits<'a>(
+        &self,
+        raw: &'a str,
+        hits: &[usize],
+        off: usize,
+    ) -> Result<Cow<'a, str>, TryReserveError> {
         // Without a `\u` escape in the source (`hits` kept), none in `raw`: `every` is false.
         self.scrubber.json_walk(raw, false, |from| {
             let i = hits.partition_point(|&h| h < off + from);
@@ -876,10 +940,11 @@ impl<'s> SourceScrubber<'s> {
         })
     }
 
-    /// Where `value` starts in the source, when it is a slice of it.
+    /// Where `value` starts, from the first byte scanned, when it lies in the range the scan
+    /// covers.
     fn offset(&self, value: &str) -> Option<usize> {
         let at = value.as_ptr() as usize;
-        (at >= self.start && at + value.len() <= self.end).then(|| at - self.start)
+        (at >= self.start && at + value.len() <= self.end).then(|| at - self.base)
     }
 
     /// [`Scrubber::json_inner`] of a literal's inside copied out of the source.

@@ -137,22 +137,34 @@ fn reason() -> impl Strategy<Value = Value> {
     ]
 }
 
+/// A request with values before and after `messages` (keys are written sorted: `config`,
+/// `messages`, `tools`), which the writers' scan of the messages' extent leaves out.
 fn request() -> impl Strategy<Value = Value> {
-    (prop::collection::vec(message(), 0..5), value()).prop_map(|(messages, config)| {
-        json!({ "messages": messages, "config": { "temperature": 0.5, "extra": config } })
-    })
+    (prop::collection::vec(message(), 0..5), value(), value()).prop_map(
+        |(messages, config, tool)| {
+            json!({
+                "messages": messages,
+                "config": { "temperature": 0.5, "extra": config },
+                "tools": [{ "name": "t", "description": "d", "inputSchema": tool }]
+            })
+        },
+    )
 }
 
+/// A response with the provider's raw answer (`custom`) before the message and `usage` after.
 fn response() -> impl Strategy<Value = Value> {
     let usage = json!({ "inputTokens": 12, "outputTokens": 3 });
     prop_oneof![
-        (message(), reason()).prop_map(move |(m, r)| json!({
-            "message": m, "finishReason": r, "usage": usage
+        (message(), reason(), value()).prop_map(move |(m, r, custom)| json!({
+            "message": m, "finishReason": r, "usage": usage, "custom": custom
         })),
-        prop::collection::vec((message(), reason()), 1..3).prop_map(|c| json!({
-            "candidates": c.into_iter().map(|(m, r)| json!({ "message": m, "finishReason": r }))
-                .collect::<Vec<_>>()
-        })),
+        (prop::collection::vec((message(), reason()), 1..3), value()).prop_map(
+            |(c, custom)| json!({
+                "candidates": c.into_iter().map(|(m, r)| json!({ "message": m, "finishReason": r }))
+                    .collect::<Vec<_>>(),
+                "custom": custom
+            })
+        ),
     ]
 }
 
