@@ -199,6 +199,34 @@ test("rule 4: error.type on every failed flow, model and tool span (the thrown e
   }
 })
 
+test("rule 4 reads only the head of a stack trace: the same error.type for names around 128 bytes, long first lines and long stacks, on flow, model and tool spans", () => {
+  // The binding reads the first 256 code units of exception.stacktrace (core span::stack_head);
+  // the answers are those of the whole stack trace (its first line's name, when a JavaScript
+  // identifier of at most 128 bytes, else exception.type, else _OTHER).
+  const frames = "\n    at f (file:///app/x.js:1:2)".repeat(400) // 12 KB of frames
+  const cases = [
+    ["GenkitError: blocked" + frames, "400", "GenkitError"],
+    ["E".repeat(128) + ": m" + frames, "400", "E".repeat(128)],
+    ["E".repeat(129) + ": m" + frames, "400", "400"],
+    ["E".repeat(255) + ": m" + frames, undefined, "_OTHER"],
+    ["E".repeat(300) + frames, "TypeError", "TypeError"], // no ':' in the first line
+    ["Ünïcödé𝐀: m" + frames, "x", "Ünïcödé𝐀"],
+    ["E".repeat(255) + "𝐀: m", "X", "X"], // a surrogate pair across the head's end
+    ["Bad\ud800: m" + frames, "Y", "Y"], // a lone surrogate is not an identifier character
+    ["x".repeat(70_000), "Z", "Z"],
+  ]
+  for (const subtype of ["flow", "model", "tool"]) {
+    const row = spans.find((x) => x.subtype === subtype && x.row.status.code !== 2).row
+    for (const [stack, type, expected] of cases) {
+      const span = spanOf(row)
+      span.status = { code: 2, message: "failed" }
+      span.events = [{ name: "exception", attributes: { "exception.type": type, "exception.stacktrace": stack } }]
+      new GenkitForMaple().onEnd(span)
+      assert.equal(span.attributes["error.type"], expected, `${subtype}: ${JSON.stringify(stack.slice(0, 40))}`)
+    }
+  }
+})
+
 /** The tool requests of the model answers of a trace, in order. */
 function askedIn(traceId) {
   return models

@@ -13,7 +13,7 @@
 //! Panics: the whole callback runs inside [`catch_unwind`]; a panic answers
 //! [`problem::PANIC`] (an `extern "C"` function must not unwind).
 
-use genkit_for_maple_core::problem;
+use genkit_for_maple_core::{problem, span};
 use napi::bindgen_prelude::{JsValue, Object};
 use napi::{sys, Env};
 use std::collections::TryReserveError;
@@ -210,6 +210,30 @@ pub(crate) fn uint(env: sys::napi_env, value: sys::napi_value) -> u32 {
     } else {
         0
     }
+}
+
+/// The head of the stack trace `value` (`exception.stacktrace`): its first
+/// [`span::STACK_HEAD_UNITS`] code units as UTF-8 in `out` ([`span::stack_head`], all rule 4 reads
+/// of it, so a stack trace of any length is neither measured nor copied whole); `None` for any
+/// other type than a string.
+pub(crate) fn stack_head(
+    env: sys::napi_env,
+    value: sys::napi_value,
+    out: &mut [u8; span::STACK_HEAD_BYTES],
+) -> Option<&str> {
+    let mut units = [0u16; span::STACK_HEAD_UNITS + 1];
+    let mut written = 0usize;
+    // SAFETY: live `env`, a handle of the call; `units` is valid for `STACK_HEAD_UNITS + 1` code
+    // units, napi writes at most that many (a NUL included: the string cut to `STACK_HEAD_UNITS`)
+    // and reports the count without the NUL in `written`. A value that is not a string makes napi
+    // return `napi_string_expected` without an exception.
+    let status = unsafe {
+        sys::napi_get_value_string_utf16(env, value, units.as_mut_ptr(), units.len(), &mut written)
+    };
+    if status != sys::Status::napi_ok {
+        return None;
+    }
+    Some(span::stack_head(units.get(..written)?, out))
 }
 
 /// The string `value` is, as UTF-8 (a lone surrogate becomes U+FFFD, as napi-rs's `String`

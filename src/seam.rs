@@ -655,7 +655,8 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
     let threw = raw::uint(env, threw);
     let status = raw::uint(env, status);
     let exception_type = raw::string(env, exception_type);
-    let exception_stacktrace = raw::string(env, exception_stacktrace);
+    let mut stack_room = [0u8; span::STACK_HEAD_BYTES];
+    let exception_stacktrace = raw::stack_head(env, exception_stacktrace, &mut stack_room);
     let (end_seconds, end_nanos) = (raw::number(env, end_seconds), raw::number(env, end_nanos));
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let Some((inner, narrows, cap)) = mapper_id(call.env, mapper).and_then(|id| {
@@ -764,7 +765,7 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                     conversation_id: None,
                     status: Status::from_code(status),
                     exception_type: exception_type.as_deref(),
-                    exception_stacktrace: exception_stacktrace.as_deref(),
+                    exception_stacktrace,
                     trace_id,
                     span_id,
                     parent_span_id,
@@ -1064,19 +1065,32 @@ fn end_time(seconds: Option<f64>, nanos: Option<f64>) -> Option<u64> {
 }
 
 /// `error.type` of a failed span from its exception event (rule 4; core `span::error_type`): the
-/// error name its stack trace starts with, else `exceptionType`, else `_OTHER`.
-#[napi]
-pub fn error_type(exception_type: Option<String>, exception_stacktrace: Option<String>) -> String {
-    catch_unwind(|| {
+/// error name its stack trace starts with, else `exceptionType`, else `_OTHER`. Only the head of
+/// `exceptionStacktrace` is read (`span::stack_head`: the first 256 code units, all the rule
+/// needs); a value of another type than a string counts as not given.
+#[napi(
+    ts_args_type = "exceptionType?: string | undefined | null, exceptionStacktrace?: string | undefined | null"
+)]
+pub fn error_type(
+    env: Env,
+    exception_type: Option<String>,
+    exception_stacktrace: Unknown<'_>,
+) -> String {
+    catch_unwind(AssertUnwindSafe(|| {
+        let mut stack_room = [0u8; span::STACK_HEAD_BYTES];
         let input = SpanInput {
             status: Status::Error,
             exception_type: exception_type.as_deref(),
-            exception_stacktrace: exception_stacktrace.as_deref(),
+            exception_stacktrace: raw::stack_head(
+                env.raw(),
+                exception_stacktrace.raw(),
+                &mut stack_room,
+            ),
             ..SpanInput::default()
         };
         span::error_type(&input)
             .unwrap_or(span::ERROR_TYPE_OTHER)
             .to_string()
-    })
+    }))
     .unwrap_or_else(|_| span::ERROR_TYPE_OTHER.to_string())
 }

@@ -780,8 +780,41 @@ pub fn error_type<'a>(span: &SpanInput<'a>) -> Option<&'a str> {
     }
 }
 
+/// How many leading UTF-16 code units of `exception.stacktrace` rule 4 needs ([`stack_head`]):
+/// the error name it takes is at most 128 bytes, then a `:` or a line end.
+pub const STACK_HEAD_UNITS: usize = 256;
+
+/// The room [`stack_head`] writes into: 3 bytes of UTF-8 a code unit at most.
+pub const STACK_HEAD_BYTES: usize = 3 * STACK_HEAD_UNITS;
+
+/// The head of a stack trace, from its first code units (at most [`STACK_HEAD_UNITS`] of them
+/// are looked at: the caller reads no more), as UTF-8 in `out`: up to and including its first `:`
+/// or line end, a lone surrogate, or a pair cut at the end, as U+FFFD (as a JavaScript string
+/// becomes UTF-8 through napi). [`error_type`] answers the same for it as for the whole stack
+/// trace: the name it takes ends at the first `:` or line end, and a name that does not end within
+/// the first [`STACK_HEAD_UNITS`] units is longer than 128 bytes, which it refuses either way. So
+/// a failed span's stack trace, often kilobytes, is never measured or copied whole
+/// (`core/tests/stack_head.rs`).
+pub fn stack_head<'b>(units: &[u16], out: &'b mut [u8; STACK_HEAD_BYTES]) -> &'b str {
+    let units = &units[..units.len().min(STACK_HEAD_UNITS)];
+    let mut len = 0;
+    for c in char::decode_utf16(units.iter().copied()) {
+        let c = c.unwrap_or(char::REPLACEMENT_CHARACTER);
+        // A unit is at most 3 bytes (a pair, 2 units, is 4): `out` has room for every unit.
+        let Some(room) = out.get_mut(len..len + c.len_utf8()) else {
+            break;
+        };
+        len += c.encode_utf8(room).len();
+        if c == ':' || c == '\n' {
+            break;
+        }
+    }
+    // Whole characters only were written.
+    std::str::from_utf8(&out[..len]).unwrap_or_default()
+}
+
 /// The error name a V8 stack trace starts with (`Name: message` or just `Name`): a JavaScript
-/// identifier of at most 128 characters, else `None`.
+/// identifier of at most 128 bytes, else `None`.
 fn stack_error_name(stack: &str) -> Option<&str> {
     let line = stack.split('\n').next()?;
     let name = match line.find(':') {
