@@ -206,6 +206,13 @@ test("rule 4 reads only the head of a stack trace: the same error.type for names
   const frames = "\n    at f (file:///app/x.js:1:2)".repeat(400) // 12 KB of frames
   const cases = [
     ["GenkitError: blocked" + frames, "400", "GenkitError"],
+    ["E".repeat(63) + ": m" + frames, "400", "E".repeat(63)], // around the binding's first read of 64 units
+    ["E".repeat(64) + ": m" + frames, "400", "E".repeat(64)],
+    ["E".repeat(65) + ": m" + frames, "400", "E".repeat(65)],
+    ["E".repeat(64), "400", "E".repeat(64)],
+    ["E".repeat(65), "400", "E".repeat(65)],
+    ["_OTHER: named so" + frames, "400", "_OTHER"], // the stack's name, whatever exception.type says
+    ["not a name: x" + frames, "403", "403"],
     ["E".repeat(128) + ": m" + frames, "400", "E".repeat(128)],
     ["E".repeat(129) + ": m" + frames, "400", "400"],
     ["E".repeat(255) + ": m" + frames, undefined, "_OTHER"],

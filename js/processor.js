@@ -212,6 +212,9 @@ class GenkitForMaple {
     // Whether the Mapper may keep tool call id state (rule 5): set from what mapSpan answers,
     // cleared when spanEnded says none is left.
     this.holdsToolCalls = false
+    // The binding's TOOL_CALL_STATE flag, read once (a property of the addon's exports object
+    // costs a megamorphic load on every span).
+    this.toolCallState = this.native?.TOOL_CALL_STATE ?? 0
   }
 
   /** Whether spans are mapped by the native binding (`true`) or the pure-JS mapping. */
@@ -231,7 +234,7 @@ class GenkitForMaple {
       let flags = 0
       if (this.mapper !== undefined) {
         flags = subtype === undefined ? 0 : mapComplete(this.rulesId, native, span, attrs, subtype, this.guard)
-        const state = native.TOOL_CALL_STATE
+        const state = this.toolCallState
         if (flags & state) {
           this.holdsToolCalls = true
           flags &= ~state

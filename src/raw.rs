@@ -1,4 +1,4 @@
-//! The per-span entries (`mapModelSpan`, `mapToolSpan`, `mapSpan`) as plain Node-API callbacks,
+//! The per-span entries (`mapModelSpan`, `mapToolSpan`, `mapSpan`, `errorType`) as plain Node-API callbacks,
 //! registered on the module's exports by [`register_entries`] instead of through `#[napi]`.
 //!
 //! Why (issue 9, BENCHMARKS.md "Stop 26"): every `#[napi]` function of napi-rs 3 with arguments
@@ -103,6 +103,36 @@ unsafe extern "C" fn map_span(
     unsafe { run::<17>(env, info, crate::seam::map_span) }
 }
 
+/// `errorType(exceptionType, exceptionStacktrace)`: see [`crate::seam::error_type`]; `"_OTHER"`
+/// when it panics or its arguments cannot be read. Never unwinds.
+unsafe extern "C" fn error_type(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let made = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: Node-API calls this callback with its live `env` and `info`.
+        unsafe { arguments::<2>(env, info) }.map(|argv| crate::seam::error_type(env, argv))
+    }));
+    match made {
+        Ok(Some(made)) if !made.is_null() => made,
+        _ => {
+            let other = span::ERROR_TYPE_OTHER;
+            let mut out = ptr::null_mut();
+            // SAFETY: live `env` (Node-API's call), a static UTF-8 text of `other.len()` bytes,
+            // valid out-pointer; should it fail, the null handle answers `undefined`.
+            unsafe {
+                sys::napi_create_string_utf8(
+                    env,
+                    other.as_ptr().cast(),
+                    other.len() as isize,
+                    &mut out,
+                )
+            };
+            out
+        }
+    }
+}
+
 /// Benchmark-only: `benchFloor(attributes, slot, input, output)`, see [`crate::bench_floor`].
 #[cfg(feature = "bench")]
 unsafe extern "C" fn bench_floor(
@@ -118,6 +148,7 @@ const ENTRIES: &[(&std::ffi::CStr, RawCallback)] = &[
     (c"mapModelSpan", map_model_span),
     (c"mapToolSpan", map_tool_span),
     (c"mapSpan", map_span),
+    (c"errorType", error_type),
     #[cfg(feature = "bench")]
     (c"benchFloor", bench_floor),
 ];
@@ -222,19 +253,34 @@ pub(crate) fn stack_head(
     out: &mut [u8; span::STACK_HEAD_BYTES],
 ) -> Option<&str> {
     let mut units = [0u16; span::STACK_HEAD_UNITS + 1];
-    let mut written = 0usize;
-    // SAFETY: live `env`, a handle of the call; `units` is valid for `STACK_HEAD_UNITS + 1` code
-    // units, napi writes at most that many (a NUL included: the string cut to `STACK_HEAD_UNITS`)
-    // and reports the count without the NUL in `written`. A value that is not a string makes napi
-    // return `napi_string_expected` without an exception.
-    let status = unsafe {
-        sys::napi_get_value_string_utf16(env, value, units.as_mut_ptr(), units.len(), &mut written)
-    };
-    if status != sys::Status::napi_ok {
-        return None;
+    // Most names end within the first units (`GenkitError: ...`): those first, the rest of the
+    // head only when they hold no `:` or line end and the string goes on.
+    for room in [FIRST_STACK_UNITS + 1, units.len()] {
+        let mut written = 0usize;
+        // SAFETY: live `env`, a handle of the call; `units` is valid for `room <=
+        // STACK_HEAD_UNITS + 1` code units, napi writes at most that many (a NUL included: the
+        // string cut to `room - 1` units) and reports the count without the NUL in `written`. A
+        // value that is not a string makes napi return `napi_string_expected` without an
+        // exception.
+        let status = unsafe {
+            sys::napi_get_value_string_utf16(env, value, units.as_mut_ptr(), room, &mut written)
+        };
+        if status != sys::Status::napi_ok {
+            return None;
+        }
+        let read = units.get(..written)?;
+        let ends = read
+            .iter()
+            .any(|&u| u == u16::from(b':') || u == u16::from(b'\n'));
+        if ends || written < room - 1 || room == units.len() {
+            return Some(span::stack_head(read, out));
+        }
     }
-    Some(span::stack_head(units.get(..written)?, out))
+    None
 }
+
+/// The code units [`stack_head`] reads first.
+const FIRST_STACK_UNITS: usize = 64;
 
 /// The string `value` is, as UTF-8 (a lone surrogate becomes U+FFFD, as napi-rs's `String`
 /// conversion gives it); `None` for any other type, or when its copy cannot be allocated (the

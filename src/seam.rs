@@ -1064,33 +1064,38 @@ fn end_time(seconds: Option<f64>, nanos: Option<f64>) -> Option<u64> {
     }
 }
 
-/// `error.type` of a failed span from its exception event (rule 4; core `span::error_type`): the
-/// error name its stack trace starts with, else `exceptionType`, else `_OTHER`. Only the head of
-/// `exceptionStacktrace` is read (`span::stack_head`: the first 256 code units, all the rule
-/// needs); a value of another type than a string counts as not given.
-#[napi(
-    ts_args_type = "exceptionType?: string | undefined | null, exceptionStacktrace?: string | undefined | null"
-)]
-pub fn error_type(
-    env: Env,
-    exception_type: Option<String>,
-    exception_stacktrace: Unknown<'_>,
-) -> String {
-    catch_unwind(AssertUnwindSafe(|| {
-        let mut stack_room = [0u8; span::STACK_HEAD_BYTES];
-        let input = SpanInput {
-            status: Status::Error,
-            exception_type: exception_type.as_deref(),
-            exception_stacktrace: raw::stack_head(
-                env.raw(),
-                exception_stacktrace.raw(),
-                &mut stack_room,
-            ),
-            ..SpanInput::default()
-        };
-        span::error_type(&input)
-            .unwrap_or(span::ERROR_TYPE_OTHER)
-            .to_string()
-    }))
-    .unwrap_or_else(|_| span::ERROR_TYPE_OTHER.to_string())
+/// `errorType(exceptionType, exceptionStacktrace)`: `error.type` of a failed span from its
+/// exception event (rule 4; core `span::error_type`): the error name its stack trace starts with,
+/// else `exceptionType`, else `_OTHER`, made a JavaScript string; null when it cannot be made. Only
+/// the head of `exceptionStacktrace` is read (`span::stack_head`: at most its first 256 code units,
+/// all the rule needs); a value of another type than a string counts as not given. A plain
+/// Node-API callback (`src/raw.rs`: napi-rs's call path cost a failed flow span most of its
+/// mapping).
+pub(crate) fn error_type(
+    env: sys::napi_env,
+    [exception_type, exception_stacktrace]: [sys::napi_value; 2],
+) -> sys::napi_value {
+    let mut stack_room = [0u8; span::STACK_HEAD_BYTES];
+    let mut input = SpanInput {
+        status: Status::Error,
+        exception_stacktrace: raw::stack_head(env, exception_stacktrace, &mut stack_room),
+        ..SpanInput::default()
+    };
+    // The stack trace's name first: `exceptionType` is read only when it names none (without a
+    // type the rule answers `_OTHER` exactly then, or for a stack trace named `_OTHER`, which
+    // the type cannot change).
+    let mut name = span::error_type(&input).unwrap_or(span::ERROR_TYPE_OTHER);
+    let type_text;
+    if name == span::ERROR_TYPE_OTHER {
+        type_text = raw::string(env, exception_type);
+        input.exception_type = type_text.as_deref();
+        name = span::error_type(&input).unwrap_or(span::ERROR_TYPE_OTHER);
+    }
+    let mut out = ptr::null_mut();
+    // SAFETY: live `env` of the current call; `name` is valid UTF-8 of `name.len()` bytes; valid
+    // out-pointer. On failure `out` stays null, which the callback answers as `undefined`.
+    unsafe {
+        sys::napi_create_string_utf8(env, name.as_ptr().cast(), name.len() as isize, &mut out)
+    };
+    out
 }
