@@ -8,9 +8,11 @@
 // changes nothing. Cases: clean spans of every size around the narrowing thresholds, and every
 // reason the narrowed mapping declines (a secret needle, a `\u` escape, non-ASCII finish
 // reasons, response ids, stop sequences, tool requests, media URLs, a cap that would shorten a
-// message's text, a lone surrogate, a short multi-byte input beside a long output), beside spans
-// that narrow with a DEL, non-ASCII roles, system instructions, or messages over the cap dropped. Both paths write the same attributes by design, so each case also
-// asserts which path it took, by the binding's count of narrowed spans (`narrowedSpanCount`).
+// narrowed message's text, a lone surrogate, a short multi-byte input beside a long output),
+// beside spans that narrow with a DEL, non-ASCII roles, system instructions, messages over the cap
+// dropped, or an answer over the cap (transcoded, not narrowed, and shortened by the usual cap).
+// Both paths write the same attributes by design, so each case also asserts which path it took,
+// by the binding's count of narrowed spans (`narrowedSpanCount`).
 const test = require("node:test")
 const assert = require("node:assert/strict")
 const { GenkitForMaple } = require("..")
@@ -176,11 +178,35 @@ test("complete mode, narrowed: caps, lone surrogates and mixed inputs map as the
   assert.equal(dropped["genkit_for_maple.content.dropped_messages"], 3)
   assert.ok(Buffer.byteLength(dropped["gen_ai.input.messages"]) <= 20_000)
   sameAsUsual([span([user(long("京", 5000))], model("はい"))], "no cap", 1, { maxContentBytes: Infinity })
-  // An answer over the cap in UTF-16 units (so in UTF-8): its text would be shortened, which the
-  // narrowed mapping cannot do; the span is not narrowed at all. Under it in units but over it in
-  // UTF-8: narrowed, then declined by the exact size.
-  sameAsUsual([span([user("東京")], model(long("長い答え", 25_000)))], "answer over the cap in units", 0, { maxContentBytes: 20_000 })
-  sameAsUsual([span([user("東京")], model(long("長い答え", 15_000)))], "answer over the cap in UTF-8 only", 0, { maxContentBytes: 20_000 })
+  // An answer over the cap in UTF-8 (whether over it in UTF-16 units too or not) is transcoded,
+  // not narrowed: its output message holds no placeholder and gets the usual cap (its text
+  // shortened) while the input stays narrowed. An answer just under the cap in UTF-8 stays
+  // narrowed.
+  for (const units of [25_000, 15_000, 6_667, 6_600, 3_000]) {
+    const [got] = sameAsUsual([span([user("東京")], model(long("長", units)))], `answer of ${units} units`, 1, { maxContentBytes: 20_000 })
+    const capped = units * 3 + 100 > 20_000
+    assert.deepEqual(got["genkit_for_maple.content.capped"], capped ? ["gen_ai.output.messages"] : undefined, `answer of ${units} units`)
+    assert.ok(Buffer.byteLength(got["gen_ai.output.messages"]) <= 20_000)
+  }
+  // Both over the cap: the history's oldest messages dropped (narrowed) and the answer shortened
+  // (transcoded), reported in the usual order.
+  const [both] = sameAsUsual([span([user(long("京", 5000)), user(long("都", 5000))], model(long("長い答え😀", 30_000)))], "history and answer over the cap", 1, { maxContentBytes: 20_000 })
+  assert.deepEqual(both["genkit_for_maple.content.capped"], ["gen_ai.input.messages", "gen_ai.output.messages"])
+  assert.equal(both["genkit_for_maple.content.dropped_messages"], 3)
+  // Over the default cap (256 KiB) in units: an answer of several scripts, a DEL in it, reasoning
+  // and a tool request with a multi-byte ref beside it, an ASCII answer, a custom block over the
+  // cap (the output message itself small).
+  const parts = (text) => ({ role: "model", content: [{ reasoning: "考え中 " + long("理由", 2000) }, { text }, { toolRequest: { name: "getWeather", ref: "r-長", input: { city: "東京" } } }] })
+  sameAsUsual([span([user("東京")], model(long("Zürich 東京 😀 ", 300_000)))], "default cap, multi-byte answer", 1)
+  // A DEL in a transcoded answer is taken for a placeholder (its text cannot be shortened
+  // narrowed): declined, the usual path.
+  sameAsUsual([span([user("東京")], model(long("del \x7f 東京 ", 300_000)))], "default cap, DEL in the answer", 0)
+  sameAsUsual([span([user("東京")], parts(long("長い答え", 300_000)))], "default cap, reasoning and a tool request", 1)
+  sameAsUsual([span([user("東京")], model(long("plain ascii answer ", 300_000)))], "default cap, ASCII answer", 1)
+  sameAsUsual([span([user("東京")], model("短い"), { custom: { raw: long("生の応答", 300_000) } })], "default cap, custom over it", 1)
+  // The same answers beside an ASCII history (nothing narrowed: the usual path).
+  const ascii = (answer) => ({ ...span([], answer), "genkit:input": JSON.stringify({ messages: [user("plain ASCII question")] }) })
+  sameAsUsual([ascii(model(long("長い答え", 25_000)))], "ASCII input, answer over the cap", 0, { maxContentBytes: 20_000 })
   // A lone surrogate in one input (read lossily, not narrowed) beside a narrowed other.
   const lone = span([user("bad \ud800 surrogate")], model(long("長い答え😀", 5000)))
   sameAsUsual([lone], "lone surrogate in input", 0)

@@ -700,10 +700,8 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                 // units: a longer answer is over it in UTF-8 too, and its output message (most
                 // of it, unless `custom` holds a large raw response) would have its text
                 // shortened, which the narrowed mapping declines after all its work (5 MB
-                // multi-byte: 58M instructions for nothing). Such a span takes the usual path
-                // once the output is read (its length known then; a narrowed input is then
-                // transcoded from its units: 12M of a 5 MB span's 122M, against a length call
-                // on every model span to decide before the input's read).
+                // multi-byte: 58M instructions for nothing). Such an answer is transcoded
+                // instead (its units kept), and its output message capped by the usual cap.
                 let most = if narrows && subtype == "model" {
                     usize::MAX
                 } else {
@@ -734,6 +732,22 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                     output_units,
                     &narrow_output,
                 );
+                // A narrowed answer that could be over the cap in UTF-8 (three bytes a unit at
+                // most): its exact UTF-8 size, and over the cap it is transcoded from its units
+                // after all. Its output message then holds no placeholder and gets the usual cap;
+                // narrowed, it would be shortened at UTF-8 offsets the narrowed text lacks, which
+                // the core declines after all its work (2 MB multi-byte spans: the whole mapping
+                // twice).
+                if let Some(cap) = cap
+                    .filter(|&c| output_buf.len() > c / 3 && is_narrowed(output_units, output_buf))
+                {
+                    // Well-formed: a text with a lone surrogate is read lossily, never narrowed.
+                    if simdutf::utf8_length_from_utf16(output_units) > cap
+                        && utf::utf16_to_utf8_in_one_pass(output_units, output_buf).is_err()
+                    {
+                        return problem::NEEDS_JS | problem::OUT_OF_MEMORY;
+                    }
+                }
                 // A lossy read changed the text: its units are not the text's.
                 if matches!(got_input, Got::Lossy) {
                     input_units.clear();
@@ -773,16 +787,16 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                     record_copies: false,
                     narrowed: None,
                 };
-                // A text transcoded with its units kept (longer in UTF-8) beside a narrowed one,
-                // or an ASCII answer over the cap (see `output_most`): the usual path.
-                let all_narrowed = [(&*input_units, &*input_buf), (&*output_units, &*output_buf)]
-                    .iter()
-                    .all(|(u, b)| u.is_empty() || is_narrowed(u, b));
-                let answer_fits = output_buf.len() <= output_most;
-                if all_narrowed
-                    && answer_fits
-                    && (!input_units.is_empty() || !output_units.is_empty())
-                {
+                // Each text narrowed or ASCII (no units kept); or a narrowed input beside an
+                // answer transcoded with its units kept: one longer than the cap (see
+                // `output_most`), whose output message holds no placeholder and is capped by the
+                // core as the usual path caps it. A transcoded input beside a narrowed or
+                // transcoded output: the usual path (nothing to spare).
+                let input_narrowed = is_narrowed(input_units, input_buf);
+                let output_narrowed = is_narrowed(output_units, output_buf);
+                let narrowed_reads = (input_units.is_empty() || input_narrowed)
+                    && (output_units.is_empty() || output_narrowed || input_narrowed);
+                if narrowed_reads && (input_narrowed || output_narrowed) {
                     // The state is borrowed only while the pure-Rust core runs (as below).
                     let Some(mut mapper) = try_lock(&inner) else {
                         return problem::NEEDS_JS;

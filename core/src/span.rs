@@ -400,9 +400,14 @@ impl Mapper {
     /// - an attribute holds the placeholder other than in a message attribute's pieces copied
     ///   from an input (each message attribute's recorded copies, in the order written, checked
     ///   against the texts);
-    /// - a content attribute is over the cap ([`crate::content::Content::max_bytes`]) in UTF-8
-    ///   and the cap would do more than drop whole messages of a message array (shorten strings,
-    ///   at character offsets the narrowed text does not have). Its UTF-8 size is its length
+    /// - a content attribute holding the placeholder is over the cap
+    ///   ([`crate::content::Content::max_bytes`]) in UTF-8 and the cap would do more than drop
+    ///   whole messages of a message array (shorten strings, at character offsets the narrowed
+    ///   text does not have), or one without it is withheld by the cap. A content attribute
+    ///   without the placeholder is the usual path's own text (written from ASCII, or from a text
+    ///   the caller transcoded instead of narrowing it, such as an answer longer than the cap),
+    ///   so the usual cap is applied to it as [`crate::content::Content::apply`] applies it
+    ///   (its recorded copies are then dropped). A placeholder holder's UTF-8 size is its length
     ///   plus, for each recorded copy, `utf8_extra` of it (the bytes the copied characters take
     ///   in UTF-8 beyond one each; `None`: unknown, declined), asked only when the length plus
     ///   two bytes a placeholder (no code unit is more than 3 UTF-8 bytes) is over the cap.
@@ -473,9 +478,8 @@ impl Mapper {
                 .iter()
                 .find(|(k, _)| *k == key)
                 .map_or(&[][..], |(_, c)| c.as_slice());
-            if memchr::memchr(placeholder, text.as_bytes()).is_some()
-                && !traced(text.as_bytes(), copies, &sources, placeholder)
-            {
+            let holds_placeholder = memchr::memchr(placeholder, text.as_bytes()).is_some();
+            if holds_placeholder && !traced(text.as_bytes(), copies, &sources, placeholder) {
                 return None;
             }
             // Under a cap: the placeholders counted only for a text that could be over it (no
@@ -483,6 +487,45 @@ impl Mapper {
             let Some(max) = max.filter(|&m| text.len() > m / 3) else {
                 continue;
             };
+            if !holds_placeholder {
+                // No placeholder: the usual path's own text (narrowing turns only units above
+                // 0x7F into it; this text was written from ASCII or from a transcoded input,
+                // such as an answer longer than the cap, which the binding does not narrow).
+                // The usual cap applies to it as it is, as `Content::apply` applies it there.
+                if text.len() <= max {
+                    continue;
+                }
+                let marks = out
+                    .elements
+                    .iter()
+                    .find(|(k, _)| *k == key)
+                    .map(|(_, m)| m.as_slice());
+                match content.filter_written_marked(key, text, marks) {
+                    crate::content::Filtered::Same => continue,
+                    crate::content::Filtered::Changed {
+                        value,
+                        dropped: d,
+                        capped: c,
+                    } => {
+                        if c {
+                            if n_capped == capped.len() {
+                                return None;
+                            }
+                            capped[n_capped] = Some(key);
+                            n_capped += 1;
+                        }
+                        dropped += d;
+                        out.attributes[i].1 = Value::Str(Cow::Owned(value));
+                        // Another text: the pieces recorded of the written one no longer apply.
+                        if let Some((_, c)) = out.copies.iter_mut().find(|(k, _)| *k == key) {
+                            c.clear();
+                        }
+                        continue;
+                    }
+                    // Left out by the usual path: it reports why.
+                    crate::content::Filtered::Withheld(_) => return None,
+                }
+            }
             let placeholders = memchr::memchr_iter(placeholder, text.as_bytes()).count();
             if text.len().saturating_add(placeholders.saturating_mul(2)) <= max {
                 continue;

@@ -37,7 +37,12 @@ fn rebuild(text: &str, key: &str, mapped: &Mapped<'_>, sources: &[(&str, &[u16])
             })
             .expect("a copy lies in a source");
         let from = c.src - narrowed.as_ptr() as usize;
-        units.extend_from_slice(&source_units[from..from + c.len]);
+        if source_units.is_empty() {
+            // A transcoded source: its bytes are its UTF-8.
+            units.extend(narrowed[from..from + c.len].encode_utf16());
+        } else {
+            units.extend_from_slice(&source_units[from..from + c.len]);
+        }
         done = c.at + c.len;
     }
     units.extend(text.as_bytes()[done..].iter().map(|&b| u16::from(b)));
@@ -57,6 +62,9 @@ fn source_of<'s>(c: &Copied, sources: &[(&'s str, &'s [u16])]) -> Option<(&'s [u
 fn utf8_extra<'s>(sources: &'s [(&'s str, &'s [u16])]) -> impl Fn(&Copied) -> Option<usize> + 's {
     move |c| {
         let (units, from) = source_of(c, sources)?;
+        if units.is_empty() {
+            return Some(0); // a transcoded source: its bytes are its UTF-8
+        }
         let text = String::from_utf16(&units[from..from + c.len]).ok()?;
         Some(text.len() - c.len)
     }
@@ -261,5 +269,76 @@ fn messages_over_the_cap_are_dropped_as_on_the_original_texts() {
     assert!(
         narrowed_count > 5 && dropped_seen > 3,
         "{narrowed_count} narrowed, {dropped_seen} with messages dropped"
+    );
+}
+
+#[test]
+fn a_transcoded_answer_over_the_cap_gets_the_usual_cap_beside_a_narrowed_input() {
+    // The binding transcodes an answer over the cap in UTF-8 instead of narrowing it (src/seam.rs):
+    // its output message holds no placeholder, and the narrowed mapping caps it as the usual path
+    // does (the text shortened), while the history beside it is narrowed, its oldest messages
+    // dropped by their UTF-8 sizes. Answers in 1- to 4-byte scripts, caps from under the
+    // answer alone to over everything: the narrowed mapping never declines where only the answer
+    // is shortened, and writes what the usual path writes.
+    let (input, _) = history(12, 200);
+    let (narrow_in, units_in) = narrow(&input);
+    let mut shortened_answers = 0;
+    for (a, word) in ["plain ascii ", "Ça va très ", "東京の天気 ", "😀 🎉 ok "]
+        .iter()
+        .enumerate()
+    {
+        for repeat in [40usize, 300, 2_000] {
+            let output = serde_json::json!({
+                "message": {"role": "model", "content": [
+                    {"reasoning": "考え中 ".repeat(repeat / 4 + 1)},
+                    {"text": word.repeat(repeat)},
+                ]},
+                "finishReason": "stop",
+                "usage": {"inputTokens": 10, "outputTokens": 5}
+            })
+            .to_string();
+            // The answer as the binding hands it over, transcoded: no units kept for it here.
+            let sources = [
+                (narrow_in.as_str(), &units_in[..]),
+                (output.as_str(), &[][..]),
+            ];
+            for max in (300..input.len() + output.len() + 3000).step_by(1499) {
+                let options = || Options {
+                    max_content_bytes: Some(max),
+                    ..Options::default()
+                };
+                let usual = Mapper::new(options()).map(&span(&input, &output, false));
+                let got = Mapper::new(options()).map_narrowed(
+                    &span(&narrow_in, &output, true),
+                    utf8_extra(&sources),
+                    |_| Some(()),
+                );
+                let shortened = |key: &str| {
+                    usual.attributes.iter().any(|(k, v)| {
+                        *k == key && matches!(v, Value::Str(s) if s.contains("...[truncated]"))
+                    })
+                };
+                let label = format!("answer {a} x{repeat}, cap {max}");
+                match got {
+                    Some((mapped, ())) => {
+                        assert!(!shortened("gen_ai.input.messages"), "{label}: narrowed");
+                        if shortened("gen_ai.output.messages") {
+                            shortened_answers += 1;
+                        }
+                        assert_same(&mapped, &usual, &sources, &label);
+                    }
+                    None => assert!(
+                        shortened("gen_ai.input.messages")
+                            || shortened("gen_ai.system_instructions")
+                            || usual.problems != 0,
+                        "{label}: declined where only the answer is shortened"
+                    ),
+                }
+            }
+        }
+    }
+    assert!(
+        shortened_answers > 20,
+        "{shortened_answers} answers shortened narrowed"
     );
 }
