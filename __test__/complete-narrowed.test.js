@@ -204,6 +204,15 @@ test("complete mode, narrowed: caps, lone surrogates and mixed inputs map as the
   sameAsUsual([span([user("東京")], parts(long("長い答え", 300_000)))], "default cap, reasoning and a tool request", 1)
   sameAsUsual([span([user("東京")], model(long("plain ascii answer ", 300_000)))], "default cap, ASCII answer", 1)
   sameAsUsual([span([user("東京")], model("短い"), { custom: { raw: long("生の応答", 300_000) } })], "default cap, custom over it", 1)
+  // A DEL in an answer transcoded for being over the cap in UTF-8 (a large custom block, or the
+  // answer itself) while its output message fits: taken for a placeholder, its piece cannot be
+  // rebuilt from units (the answer's offsets are UTF-8's): declined, the usual path (a helper's
+  // fuzzing found it written from the wrong units, b5adb50).
+  const delInput = JSON.stringify({ messages: [user("東".repeat(2100))] })
+  const delAnswer = (message, custom) => ({ "genkit:metadata:subtype": "model", "genkit:name": "googleai/gemini-2.5-flash", "genkit:input": delInput, "genkit:output": JSON.stringify({ message, finishReason: "stop", custom }) })
+  sameAsUsual([delAnswer(model("del \x7f 東京"), { raw: "x".repeat(20_010) })], "DEL in a transcoded answer, custom over the cap", 0, { maxContentBytes: 20_000 })
+  sameAsUsual([delAnswer(model("\x7f" + "ж".repeat(9900)), { raw: "東".repeat(10_100) })], "DEL in a transcoded answer over the cap in UTF-8", 0, { maxContentBytes: 20_000 })
+  sameAsUsual([delAnswer(model("no del 東京"), { raw: "x".repeat(20_010) })], "a transcoded answer without DEL, custom over the cap", 1, { maxContentBytes: 20_000 })
   // The same answers beside an ASCII history (nothing narrowed: the usual path).
   const ascii = (answer) => ({ ...span([], answer), "genkit:input": JSON.stringify({ messages: [user("plain ASCII question")] }) })
   sameAsUsual([ascii(model(long("長い答え", 25_000)))], "ASCII input, answer over the cap", 0, { maxContentBytes: 20_000 })

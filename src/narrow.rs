@@ -85,10 +85,14 @@ fn pieces(
         let Some((source, from, to)) = found else {
             continue;
         };
+        // Narrowed, the source's byte offsets are its units' offsets. A source transcoded with
+        // its units kept (an answer over the cap beside a narrowed input, src/seam.rs) is UTF-8:
+        // its offsets are not its units', and its copies are bytes (a DEL there, taken for the
+        // placeholder, is then refused by `rebuild`, which declines the span).
+        let narrowed = !source.units.is_empty() && source.units.len() == source.utf8.len();
         let ok = f(Piece::Ascii(&bytes[done..copy.at]))
             && match source.units.get(from..to) {
-                // Narrowed, the source's offsets are its units' offsets.
-                Some(units) if !source.units.is_empty() => f(Piece::Units(units)),
+                Some(units) if narrowed => f(Piece::Units(units)),
                 _ => f(Piece::Ascii(&bytes[copy.at..end])),
             };
         if !ok {
