@@ -370,11 +370,12 @@ impl Call {
         self.convert(units, buf, narrow)
     }
 
-    /// `units` into `buf`: transcoded to UTF-8 (one pass), or with `narrow` and a unit above
-    /// 0x7F, narrowed ([`utf::narrow`]; an ASCII text is the same either way, and simdutf's
-    /// ASCII path costs less than the validation and the loop narrowing takes).
+    /// `units` into `buf`: transcoded to UTF-8 (one pass), or with `narrow`, narrowed
+    /// ([`utf::narrow`]). An ASCII text is the same either way, so it is narrowed too: one SIMD
+    /// pass that checks and packs, where an ASCII check and then simdutf's transcoding read the
+    /// units twice (BENCHMARKS.md "Stop 37").
     fn convert(&self, units: &[u16], buf: &mut String, narrow: bool) -> Read {
-        let converted = if narrow && !utf::is_ascii_units(units) {
+        let converted = if narrow {
             utf::narrow(units, buf)
         } else {
             utf::utf16_to_utf8_in_one_pass(units, buf)
