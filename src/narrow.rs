@@ -106,28 +106,31 @@ fn pieces(
 /// The UTF-16 of narrowed output `text` (its code units: one a byte), or `None` when a
 /// placeholder lies outside the copies or memory cannot be had.
 pub(crate) fn rebuild(text: &str, copies: &[Copied], sources: &[Source<'_>]) -> Option<Vec<u16>> {
-    // First whether it can be rebuilt (nothing written yet), then the rebuild. Bytes outside
-    // the copies of a narrowed source are widened one a unit: they must be ASCII other than the
-    // placeholder (a source whose units were not kept, read transcoded or lossily when memory
-    // or well-formedness failed, may hold UTF-8 above 0x7F: declined).
+    // One pass: each piece checked, then widened or copied; the first that fails drops what was
+    // built (nothing is written to JavaScript before the whole text is rebuilt). Bytes outside the
+    // copies of a narrowed source are widened one a unit: they must be ASCII other than the
+    // placeholder (a source whose units were not kept, read transcoded or lossily when memory or
+    // well-formedness failed, may hold UTF-8 above 0x7F: declined). Every piece is as many units
+    // as bytes, so the units fit the reservation; a piece that would not is refused rather than
+    // grown into (no allocation sized by the input outside `try_reserve`).
     let plain = |b: &[u8]| b.iter().fold(0u8, |m, &c| m.max(c)) < utf::PLACEHOLDER;
-    let traceable = pieces(text, copies, sources, |p| match p {
-        Piece::Ascii(b) => plain(b),
-        Piece::Units(_) => true,
-    });
-    if !traceable {
-        return None;
-    }
     let mut units: Vec<u16> = Vec::new();
     units.try_reserve_exact(text.len()).ok()?;
-    pieces(text, copies, sources, |p| {
+    let rebuilt = pieces(text, copies, sources, |p| {
+        let room = units.capacity() - units.len();
         match p {
-            Piece::Ascii(b) => units.extend(b.iter().map(|&c| u16::from(c))),
-            Piece::Units(u) => units.extend_from_slice(u),
+            Piece::Ascii(b) if b.len() <= room && plain(b) => {
+                units.extend(b.iter().map(|&c| u16::from(c)));
+                true
+            }
+            Piece::Units(u) if u.len() <= room => {
+                units.extend_from_slice(u);
+                true
+            }
+            _ => false,
         }
-        true
     });
-    (units.len() == text.len()).then_some(units)
+    (rebuilt && units.len() == text.len()).then_some(units)
 }
 
 /// Maps a model span whose inputs were read narrowed (`input`, `output`; `sources` the same
