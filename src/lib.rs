@@ -231,10 +231,11 @@ impl Call {
     /// the copies' speed, `src/copies.rs`). `keep` is reused from span to span and is read into
     /// directly, in place of the per-thread UTF-16 buffer.
     ///
-    /// A string that is not ASCII and whose length in code units is in `narrow` ([`NEVER_NARROW`]: none)
-    /// is narrowed into `buf` ([`utf::narrow`]: one byte a code unit, [`utf::PLACEHOLDER`] for
-    /// those above 0x7F) instead of transcoded; its units are kept whatever their number (they
-    /// are then the only copy of its text).
+    /// A string whose length in code units is in `narrow` ([`NEVER_NARROW`]: none) is narrowed
+    /// into `buf` ([`utf::narrow`]: one byte a code unit, [`utf::PLACEHOLDER`] for those above
+    /// 0x7F) instead of transcoded, ASCII or not (an ASCII text gives the same bytes either way);
+    /// a non-ASCII one keeps its units whatever their number (they are then the only copy of its
+    /// text).
     fn read_string_keeping(
         &self,
         value: sys::napi_value,

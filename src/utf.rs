@@ -210,8 +210,9 @@ pub fn narrow(src: &[u16], dst: &mut String) -> Result<(), Utf> {
     if lone != 0 {
         return Err(Utf::NotWellFormed);
     }
-    // SAFETY: the writes above initialised the first `src.len()` bytes (the first one, then the
-    // `src.len() - 1` after it), within the capacity reserved.
+    // SAFETY: the writes above initialised the first `src.len()` bytes, within the capacity
+    // reserved: byte 0 directly, bytes `1..from` by `narrow_blocks` (it writes exactly those, with
+    // `1 <= from <= src.len()` for a non-empty `src`), bytes `from..src.len()` by the loop.
     unsafe { bytes.set_len(src.len()) };
     Ok(())
 }
@@ -227,8 +228,9 @@ fn narrow_blocks(src: &[u16], out: &mut [std::mem::MaybeUninit<u8>]) -> (usize, 
     #[cfg(target_arch = "x86_64")]
     {
         if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (checked just above), the one feature the function
-            // enables beyond the x86_64 baseline.
+            // SAFETY: the CPU has AVX2 (checked just above). `enable = "avx2"` also enables
+            // what AVX2 implies (AVX, SSE3, SSSE3, SSE4.1, SSE4.2): every CPU that reports AVX2
+            // has them all, so the check covers every feature the function is compiled for.
             return unsafe { narrow_blocks_avx2(src, out) };
         }
         // SAFETY: SSE2 is part of the x86_64 baseline: every CPU this code runs on has it.
@@ -549,8 +551,19 @@ mod tests {
                                     is_low_surrogate(units[j]) != is_high_surrogate(units[j - 1]);
                             }
                             assert_eq!(lone, want_lone, "{name} {units:04x?} {end}");
-                            // A kernel leaves at most one step's worth to the scalar loop.
-                            assert!(len.saturating_sub(end) < 32, "{name} {len} {end}");
+                            // Byte 0 and bytes `end..` are the caller's: left as they were.
+                            for j in (0..1.min(len)).chain(end..len) {
+                                // SAFETY: every byte was initialised (0xAA) before the kernel ran.
+                                let got = unsafe { out[j].assume_init() };
+                                assert_eq!(got, 0xAA, "{name} {len} {end} byte {j} written");
+                            }
+                            // A kernel leaves less than one step to the scalar loop (AVX2 32
+                            // units, SSE2 16; the dispatcher whichever it chose).
+                            let step = match *name {
+                                "sse2" => 16,
+                                _ => 32,
+                            };
+                            assert!(len.saturating_sub(end) < step, "{name} {len} {end}");
                             checked += 1;
                         }
                     }
