@@ -1099,12 +1099,20 @@ impl<'de, R: Read<'de>> Deserializer<R> {
         }
     }
 
+    // genkit-for-maple patch (vendor/serde_json/PATCHED.md): a valid value is skipped by the
+    // reader's fast path; anything else (and every reader without one) takes the crate's loop,
+    // outlined (`ignore_value_loop`) so that the fast path pays no frame for it.
+    #[inline]
     fn ignore_value(&mut self) -> Result<()> {
-        // genkit-for-maple patch (vendor/serde_json/PATCHED.md): a valid value is skipped by the
-        // reader's fast path; anything else (and every reader without one) takes the loop below.
         if self.read.skip_value_fast() {
             return Ok(());
         }
+        self.ignore_value_loop()
+    }
+
+    // genkit-for-maple patch (vendor/serde_json/PATCHED.md): `ignore_value` as published.
+    #[inline(never)]
+    fn ignore_value_loop(&mut self) -> Result<()> {
         self.scratch.clear();
         let mut enclosing = None;
 

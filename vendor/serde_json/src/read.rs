@@ -936,7 +936,28 @@ impl<'a> Read<'a> for SliceRead<'a> {
         self.slice = &self.slice[..self.index];
     }
 
+    // genkit-for-maple patch (vendor/serde_json/PATCHED.md): a string, the value most often
+    // skipped whole (a `RawValue` text, role, name or id), inline; any other value through the
+    // outlined skipper, whose frame a string does not need.
+    #[inline]
     fn skip_value_fast(&mut self) -> bool {
+        let start = self.index;
+        if self.slice.get(start) == Some(&b'"') {
+            self.index += 1;
+            if self.skip_str_valid().is_none() {
+                self.index = start;
+                return false;
+            }
+            return true;
+        }
+        self.skip_value_fast_any()
+    }
+}
+
+impl<'a> SliceRead<'a> {
+    // genkit-for-maple patch (vendor/serde_json/PATCHED.md): `skip_value_fast` for any value.
+    #[inline(never)]
+    fn skip_value_fast_any(&mut self) -> bool {
         let start = self.index;
         if self.skip_value_valid().is_none() {
             self.index = start;
