@@ -1547,6 +1547,47 @@ fn rewrite(inner: &str, ranges: &[(usize, usize)], out: &mut String) {
 mod tests {
     use super::*;
 
+    /// Both builds of the chunk's lower-casing against `to_ascii_lowercase`: every byte value at
+    /// every offset of lengths 0-100 (the AVX2 steps and their tails), with a shorter source.
+    #[test]
+    fn lower_casing_agrees_in_every_build() {
+        type Lower = fn(&mut [u8], &[u8]);
+        let mut builds: Vec<(&str, Lower)> = vec![
+            ("dispatch", lower_into),
+            ("any", |t, f| lower_into_any(t, f)),
+        ];
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: pushed only when the CPU has AVX2.
+            builds.push(("avx2", |t, f| unsafe { lower_into_avx2(t, f) }));
+        }
+        for len in 0..=100usize {
+            for byte in 0..=255u8 {
+                let from: Vec<u8> = (0..len)
+                    .map(|i| {
+                        if i % 7 == 3 {
+                            byte
+                        } else {
+                            (i as u8).wrapping_mul(37)
+                        }
+                    })
+                    .collect();
+                let want: Vec<u8> = from.iter().map(u8::to_ascii_lowercase).collect();
+                for (name, lower) in &builds {
+                    let mut to = vec![0xAAu8; len + 1];
+                    lower(&mut to[..len], &from);
+                    assert_eq!(&to[..len], &want[..], "{name} {len} {byte}");
+                    assert_eq!(to[len], 0xAA, "{name} {len} wrote past the end");
+                    // A shorter source: only its bytes are written.
+                    let mut to = vec![0xAAu8; len];
+                    lower(&mut to, &from[..len / 2]);
+                    assert_eq!(&to[..len / 2], &want[..len / 2], "{name} {len}");
+                    assert!(to[len / 2..].iter().all(|&b| b == 0xAA), "{name} {len}");
+                }
+            }
+        }
+    }
+
     fn s() -> Scrubber {
         Scrubber::with_defaults()
     }
