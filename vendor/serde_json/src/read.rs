@@ -569,7 +569,9 @@ impl<'a> SliceRead<'a> {
     /// and `\u` with four hex digits, any code unit), with whitespace where the grammar allows
     /// it, nested at most `u64::BITS` deep. `None` at anything else (the index then means
     /// nothing): it accepts no text that `ignore_value` rejects, and where it accepts, it stops
-    /// where `ignore_value` stops, since a valid value has one end.
+    /// where `ignore_value` stops, since a valid value has one end. Out of line: a string, the
+    /// value most often skipped, is taken by `skip_value_fast` without this function's frame.
+    #[inline(never)]
     fn skip_value_valid(&mut self) -> Option<()> {
         // One bit a level of nesting: 1 for an object, 0 for an array; `in_object`: the
         // innermost level's bit.
@@ -938,32 +940,20 @@ impl<'a> Read<'a> for SliceRead<'a> {
 
     // genkit-for-maple patch (vendor/serde_json/PATCHED.md): a string, the value most often
     // skipped whole (a `RawValue` text, role, name or id), inline; any other value through the
-    // outlined skipper, whose frame a string does not need.
+    // outlined `skip_value_valid`, whose frame a string does not need.
     #[inline]
     fn skip_value_fast(&mut self) -> bool {
         let start = self.index;
-        if self.slice.get(start) == Some(&b'"') {
+        let skipped = if self.slice.get(start) == Some(&b'"') {
             self.index += 1;
-            if self.skip_str_valid().is_none() {
-                self.index = start;
-                return false;
-            }
-            return true;
-        }
-        self.skip_value_fast_any()
-    }
-}
-
-impl<'a> SliceRead<'a> {
-    // genkit-for-maple patch (vendor/serde_json/PATCHED.md): `skip_value_fast` for any value.
-    #[inline(never)]
-    fn skip_value_fast_any(&mut self) -> bool {
-        let start = self.index;
-        if self.skip_value_valid().is_none() {
+            self.skip_str_valid()
+        } else {
+            self.skip_value_valid()
+        };
+        if skipped.is_none() {
             self.index = start;
-            return false;
         }
-        true
+        skipped.is_some()
     }
 }
 
