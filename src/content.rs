@@ -33,6 +33,19 @@ pub(crate) struct Written {
 /// An owned `value` may become an external string (`Call::set_string_owned`).
 /// `pieces`: what an owned `value` copied from the span's inputs (`src/copies.rs`), used when the
 /// rules leave it as it is.
+/// The name of content attribute `key` as the core's rules take it: one of
+/// [`CONTENT_ATTRIBUTES`](genkit_for_maple_core::content::CONTENT_ATTRIBUTES) found by comparing
+/// bytes (a length and a short `memcmp`), else the key's own text. `CStr::to_str` validated the
+/// key's UTF-8 on every content write (about 90 instructions a write, two a tool span).
+pub(crate) fn key_name(key: &'static CStr) -> &'static str {
+    let bytes = key.to_bytes();
+    genkit_for_maple_core::content::CONTENT_ATTRIBUTES
+        .iter()
+        .find(|k| k.as_bytes() == bytes)
+        .copied()
+        .unwrap_or_else(|| key.to_str().unwrap_or(""))
+}
+
 pub(crate) fn write(
     call: &Call,
     content: Option<&Content>,
@@ -45,7 +58,7 @@ pub(crate) fn write(
     let filtered = match content {
         None => Filtered::Same,
         Some(content) => {
-            let key_str = key.to_str().unwrap_or("");
+            let key_str = key_name(key);
             if scrubbed {
                 content.filter_written(key_str, &value)
             } else {
@@ -73,7 +86,7 @@ pub(crate) fn write_original(
 ) -> u32 {
     let filtered = match content {
         None => Filtered::Same,
-        Some(content) => content.filter(key.to_str().unwrap_or(""), text),
+        Some(content) => content.filter(key_name(key), text),
     };
     match filtered {
         Filtered::Same => call.set(key, original).err().unwrap_or(0),

@@ -108,7 +108,7 @@ pub(crate) fn write_range(
     slice: Option<sys::napi_value>,
     written: &mut super::content::Written,
 ) -> u32 {
-    let filtered = content.map(|rules| rules.filter_as(key.to_str().unwrap_or(""), value, json));
+    let filtered = content.map(|rules| rules.filter_as(super::content::key_name(key), value, json));
     let same = matches!(filtered, None | Some(Filtered::Same));
     // All of `parent`, unchanged (a JSON result as written): the JavaScript value itself, which
     // the sink names as the call's argument (no string made, no element set).
