@@ -193,3 +193,32 @@ test("reference mode: a native tool span is one binding call (mapToolSpan) with 
     }
   }
 })
+
+for (const mode of ["reference", "complete"]) {
+  test(`${mode}: tool arguments the rules leave as they are are written as the value itself; look-alike characters, lone surrogates, escapes and the cap are read exactly`, () => {
+    const secret = SECRETS.openaiProject[0]
+    const output = JSON.stringify({ ok: true })
+    const at = (options, input) => end(new GenkitForMaple({ mode, ...options }), tool, { "genkit:input": input, "genkit:output": output })["gen_ai.tool.call.arguments"]
+    // Characters whose UTF-16 code unit has an ASCII low byte (ų is U+0173: `s`; š U+0161: `a`):
+    // the binding's Latin-1 screen reads `sk-`, `akia`, the text holds none.
+    for (const input of [JSON.stringify({ q: "ųk-1234567890abcdefghijklmnopqrstuv" }), JSON.stringify({ q: "škia ųecret ěyJ" })]) assert.equal(at({}, input), input)
+    // A lone surrogate in clean arguments: reference mode writes the value itself, surrogate
+    // included (seed 000); complete mode's payloads are UTF-8 (U+FFFD in its place).
+    const lone = `{"q":"\uD83D city"}`
+    assert.equal(at({}, lone), mode === "reference" ? lone : lone.replace("\uD83D", "\uFFFD"))
+    // A real secret next to a lone surrogate, and one spelled with a \u escape inside a JSON string.
+    for (const input of [`{"q":"\uD83D ${secret}"}`, `{"q":"\\u0073k-proj-Abc123Def456Ghi789Jkl012Mno345"}`]) {
+      const args = at({}, input)
+      assert.ok(!args.includes("Abc123Def456Ghi789Jkl012Mno345") && args.includes("[REDACTED]"), args)
+    }
+    // The cap counts UTF-8 bytes: 22 three-byte characters fit 66 bytes, 23 do not.
+    const fits = "日本語".repeat(7) + "日"
+    assert.equal(at({ maxContentBytes: 66 }, fits), fits)
+    const over = `${fits}本`
+    const capped = at({ maxContentBytes: 66 }, over)
+    assert.ok(capped !== over && Buffer.byteLength(capped) <= 66, capped)
+    // Longer than the screen reads: the exact path, the same answer.
+    const long = JSON.stringify({ q: "city ".repeat(100) })
+    assert.equal(at({}, long), long)
+  })
+}

@@ -214,6 +214,33 @@ impl Call {
         (status == sys::Status::napi_ok).then_some(len)
     }
 
+    /// The Latin-1 screen of string `value` when it has fewer than [`SHORT_UNITS`] code units:
+    /// each unit cut to its low byte (`napi_get_value_string_latin1`, no transcoding), in `buf`,
+    /// for [`Content::leaves_as_is`](genkit_for_maple_core::content::Content::leaves_as_is).
+    /// `None` for another type, a longer string or an error.
+    fn screen<'b>(
+        &self,
+        value: sys::napi_value,
+        buf: &'b mut [u8; SHORT_UNITS],
+    ) -> Option<&'b [u8]> {
+        let mut written = 0usize;
+        // SAFETY: live handles of the current call; `buf` is valid for `SHORT_UNITS` bytes, napi
+        // writes at most that many (NUL included) and reports the count without the NUL in
+        // `written`. A value that is not a string makes napi return `napi_string_expected` (no
+        // exception).
+        let status = unsafe {
+            sys::napi_get_value_string_latin1(
+                self.env,
+                value,
+                buf.as_mut_ptr().cast(),
+                SHORT_UNITS,
+                &mut written,
+            )
+        };
+        // A full buffer may be a cut string: only a shorter one is all of it.
+        (self.ok(status) && written < SHORT_UNITS - 1).then(|| &buf[..written])
+    }
+
     /// Reads `value` into `buf` as UTF-8 when it is a string. Leaves `buf` empty and returns
     /// [`Read::Absent`] for any other type or if napi reports an error, [`Read::TooLarge`] (nothing
     /// copied) above [`HANDOFF_UNITS`], [`Read::NotWellFormed`] when the string holds a lone
@@ -1183,7 +1210,17 @@ pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 8]) -> u
         }
         with_buffers(|buf, input_buf| {
             let mut input_text = false;
-            if let (true, Some(raw), true) = (arguments, input, reads_value) {
+            // Arguments the rules leave as they are by their Latin-1 screen (most of them: no
+            // needle, within the cap) are written as the value they are, never transcoded.
+            let mut as_is = None;
+            if let (true, Some(raw), true, Some(r)) = (arguments, input, reads_value, rules) {
+                let mut screen = [0u8; SHORT_UNITS];
+                let leaves = call
+                    .screen(raw, &mut screen)
+                    .is_some_and(|s| r.leaves_as_is(s));
+                as_is = leaves.then_some(raw);
+            }
+            if let (true, Some(raw), true, None) = (arguments, input, reads_value, as_is) {
                 match call.read_string(raw, input_buf) {
                     Read::Str => input_text = true,
                     Read::Absent => {}
@@ -1206,10 +1243,16 @@ pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 8]) -> u
             let mut flags = 0;
             match arguments_written {
                 Some(args) => flags |= args,
-                None if arguments => {
-                    let text = input_text.then_some(input_buf.as_str());
-                    flags |= write_arguments(&call, rules, input, text, &mut written);
-                }
+                None if arguments => match as_is {
+                    Some(raw) => {
+                        let key = c"gen_ai.tool.call.arguments";
+                        flags |= call.set(key, raw).err().unwrap_or(0);
+                    }
+                    None => {
+                        let text = input_text.then_some(input_buf.as_str());
+                        flags |= write_arguments(&call, rules, input, text, &mut written);
+                    }
+                },
                 None => {}
             }
             let write = |value: &str, json: Option<bool>, written: &mut content::Written| {

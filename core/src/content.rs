@@ -143,6 +143,37 @@ impl Content {
         self.scrubber.is_some()
     }
 
+    /// Whether [`Content::filter`] (any key, any `json`) answers [`Filtered::Same`] for every
+    /// text whose UTF-16 code units, each cut to its low byte, are `screen`: what
+    /// `napi_get_value_string_latin1` reads of a JavaScript string, without transcoding it. A
+    /// `true` is certain; a `false` only means "read the text and ask [`Content::filter`]".
+    ///
+    /// Why it is exact: the rules leave a value as it is when capture is on, no needle of the
+    /// default patterns and no `\u` occurs (with no user patterns: [`Scrubber::has_user_patterns`])
+    /// and its UTF-8 is within the cap. Needles and `\u` are ASCII; an ASCII character is one code
+    /// unit below 0x80, which the screen holds as that same byte at its place, so every needle or
+    /// `\u` of the text is in the screen too (other units may add hits there, never hide one). A
+    /// code unit is at most 3 bytes of UTF-8 (a surrogate pair, two units, 4), so a screen of
+    /// `n` bytes is a text of at most `3 n`.
+    pub fn leaves_as_is(&self, screen: &[u8]) -> bool {
+        if !self.capture {
+            return false;
+        }
+        if let Some(max) = self.max {
+            if screen.len().checked_mul(3).is_none_or(|most| most > max) {
+                return false;
+            }
+        }
+        match &self.scrubber {
+            None => true,
+            Some(s) => {
+                !s.has_user_patterns()
+                    && !scrub::has_unicode_escape(screen)
+                    && s.has_no_needle(screen)
+            }
+        }
+    }
+
     /// The scrubber the writers attach to their outputs ([`crate::out::Out::scrubbing`]) when
     /// content is captured and scrubbed; a value written with it is filtered with
     /// [`Content::filter_written`].
@@ -501,5 +532,122 @@ mod tests {
         let out = mapper.map(&model(INPUT, OUTPUT));
         assert!(out.attributes.iter().all(|(k, _)| !is_content(k)));
         assert!(out.attributes.iter().any(|(k, _)| *k == sc::OPERATION_NAME));
+    }
+
+    /// `leaves_as_is` answers `true` only where `filter_as` answers `Same`, for every key, every
+    /// `json` and every rule set (default patterns, user patterns, caps either side of 3 bytes a
+    /// unit, capture off), on texts mixing needles in any case, `\u` (one spelling a key inside
+    /// a JSON string, which only the decoded text shows), other escapes, non-ASCII
+    /// characters whose code unit's low byte is an ASCII letter of a needle (`š` is U+0161: `a`
+    /// in the screen, `ſ` U+017F, `ū` U+016B, `ť` U+0165) and lone surrogates' stand-in U+FFFD;
+    /// and it is not vacuous: most texts without a needle or `\u` get `true`.
+    #[test]
+    fn leaves_as_is_only_where_the_rules_leave_the_value() {
+        let pieces = [
+            "sk-",
+            "SK-",
+            "akia",
+            "AKIA",
+            "eyJ",
+            "api_key",
+            "Bearer ",
+            "secret",
+            "\\u0041",
+            "\\n",
+            "\\\"",
+            "š",
+            "ſk",
+            "ūķ-",
+            "ť",
+            "é",
+            "日本",
+            "😀",
+            "\u{FFFD}",
+            "city",
+            "Paris",
+            "\"",
+            "{",
+            "}",
+            ":",
+            ",",
+            " ",
+            "12",
+            "sk",
+            "-",
+            "1234567890abcdefghijklmnopqrstuv",
+            "\"\\u0073k-1234567890abcdefghijklmnopqrstuv\"",
+        ];
+        let mut state = 0x2545f4914f6cdd1du64;
+        let mut next = |n: usize| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as usize % n
+        };
+        let rule_sets: Vec<Content> = [
+            Options::default(),
+            Options {
+                max_content_bytes: Some(40),
+                ..Options::default()
+            },
+            Options {
+                max_content_bytes: Some(120),
+                ..Options::default()
+            },
+            Options {
+                scrub: false,
+                max_content_bytes: Some(30),
+                ..Options::default()
+            },
+            Options {
+                scrub: false,
+                ..Options::default()
+            },
+            Options {
+                secret_patterns: vec!["Paris".to_string()],
+                ..Options::default()
+            },
+            Options {
+                capture: false,
+                ..Options::default()
+            },
+        ]
+        .iter()
+        .map(|o| Content::new(o).unwrap()) // ok: test code
+        .collect();
+        let (mut yes, mut clean) = (0, 0);
+        for _ in 0..20_000 {
+            let text: String = (0..next(12)).map(|_| pieces[next(pieces.len())]).collect();
+            let screen: Vec<u8> = text.encode_utf16().map(|u| u as u8).collect();
+            for (r, rules) in rule_sets.iter().enumerate() {
+                if !rules.leaves_as_is(&screen) {
+                    continue;
+                }
+                if r == 0 {
+                    yes += 1;
+                }
+                for key in CONTENT_ATTRIBUTES {
+                    for json in [None, Some(true), Some(false)] {
+                        assert_eq!(
+                            rules.filter_as(key, &text, json),
+                            Filtered::Same,
+                            "{text:?} rules {r} {key} {json:?}"
+                        );
+                    }
+                }
+            }
+            // The texts the rules' own fast path passes: no needle, no `\u`.
+            let scrubber = rule_sets[0].scrubber().unwrap(); // ok: test code
+            if !scrub::has_unicode_escape(text.as_bytes())
+                && scrubber.has_no_needle(text.as_bytes())
+            {
+                clean += 1;
+            }
+        }
+        assert!(
+            yes * 10 >= clean * 7,
+            "{yes} of {clean} texts without a needle screened clean"
+        );
+        assert!(yes > 1_000, "{yes}");
     }
 }

@@ -391,6 +391,13 @@ impl Scrubber {
         self.scan(text, 0).is_none()
     }
 
+    /// Whether `bytes` holds no needle of the default patterns (ASCII case ignored): the first
+    /// half of [`Scrubber::is_clean`], for bytes that need not be UTF-8
+    /// ([`crate::content::Content::leaves_as_is`]).
+    pub fn has_no_needle(&self, bytes: &[u8]) -> bool {
+        self.prefilter.find(bytes, 0).is_none()
+    }
+
     /// Whether the user gave patterns of their own (which have no needles).
     pub fn has_user_patterns(&self) -> bool {
         self.user.is_some()
