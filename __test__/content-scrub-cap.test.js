@@ -220,5 +220,18 @@ for (const mode of ["reference", "complete"]) {
     // Longer than the screen reads: the exact path, the same answer.
     const long = JSON.stringify({ q: "city ".repeat(100) })
     assert.equal(at({}, long), long)
+    // The result, screened in the same scan: look-alike characters as they are, a JSON string's
+    // text decoded; a secret as written, inside a JSON string's escapes, or spelled with \u is
+    // replaced; with clean arguments beside it or not.
+    const result = (input, output) => end(new GenkitForMaple({ mode }), tool, { "genkit:input": input, "genkit:output": output })["gen_ai.tool.call.result"]
+    for (const input of [JSON.stringify({ city: "Paris" }), `{"q":"${secret}"}`, 42]) {
+      const lookalike = JSON.stringify({ q: "ųk-1234567890abcdefghijklmnopqrstuv", t: "škia" })
+      assert.equal(result(input, lookalike), lookalike)
+      assert.equal(result(input, JSON.stringify("It is 14:05\nin Zurich")), "It is 14:05\nin Zurich")
+      for (const output of [JSON.stringify({ log: secret }), JSON.stringify(`line one\n${secret}`), `"\\u0073k-proj-Abc123Def456Ghi789Jkl012Mno345"`]) {
+        const got = result(input, output)
+        assert.ok(!got.includes("Abc123Def456Ghi789Jkl012Mno345") && got.includes("[REDACTED]"), `${output}: ${got}`)
+      }
+    }
   })
 }

@@ -214,17 +214,13 @@ impl Call {
         (status == sys::Status::napi_ok).then_some(len)
     }
 
-    /// The Latin-1 screen of string `value` when it has fewer than [`SHORT_UNITS`] code units:
-    /// each unit cut to its low byte (`napi_get_value_string_latin1`, no transcoding), in `buf`,
-    /// for [`Content::leaves_as_is`](genkit_for_maple_core::content::Content::leaves_as_is).
-    /// `None` for another type, a longer string or an error.
-    fn screen<'b>(
-        &self,
-        value: sys::napi_value,
-        buf: &'b mut [u8; SHORT_UNITS],
-    ) -> Option<&'b [u8]> {
+    /// The Latin-1 screen of string `value` when it fits `buf` with a byte to spare: each code
+    /// unit cut to its low byte (`napi_get_value_string_latin1`, no transcoding), in `buf`, for
+    /// [`Content::leaves_as_is`](genkit_for_maple_core::content::Content::leaves_as_is). Its
+    /// length, or `None` for another type, a longer string or an error.
+    fn screen(&self, value: sys::napi_value, buf: &mut [u8]) -> Option<usize> {
         let mut written = 0usize;
-        // SAFETY: live handles of the current call; `buf` is valid for `SHORT_UNITS` bytes, napi
+        // SAFETY: live handles of the current call; `buf` is valid for `buf.len()` bytes, napi
         // writes at most that many (NUL included) and reports the count without the NUL in
         // `written`. A value that is not a string makes napi return `napi_string_expected` (no
         // exception).
@@ -233,12 +229,12 @@ impl Call {
                 self.env,
                 value,
                 buf.as_mut_ptr().cast(),
-                SHORT_UNITS,
+                buf.len(),
                 &mut written,
             )
         };
         // A full buffer may be a cut string: only a shorter one is all of it.
-        (self.ok(status) && written < SHORT_UNITS - 1).then(|| &buf[..written])
+        (self.ok(status) && written + 1 < buf.len()).then_some(written)
     }
 
     /// Reads `value` into `buf` as UTF-8 when it is a string. Leaves `buf` empty and returns
@@ -1210,15 +1206,32 @@ pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 8]) -> u
         }
         with_buffers(|buf, input_buf| {
             let mut input_text = false;
-            // Arguments the rules leave as they are by their Latin-1 screen (most of them: no
-            // needle, within the cap) are written as the value they are, never transcoded.
+            // Arguments and a result the rules leave as they are, found by their Latin-1 screens
+            // (most of them: no needle, within the cap) in one scan: the arguments are written as
+            // the value they are, never transcoded, and the result without the rules.
             let mut as_is = None;
-            if let (true, Some(raw), true, Some(r)) = (arguments, input, reads_value, rules) {
-                let mut screen = [0u8; SHORT_UNITS];
-                let leaves = call
-                    .screen(raw, &mut screen)
-                    .is_some_and(|s| r.leaves_as_is(s));
-                as_is = leaves.then_some(raw);
+            let mut result_as_is = false;
+            if let (true, Some(r)) = (reads_value, rules) {
+                let mut joined = [0u8; 2 * SHORT_UNITS];
+                let (mut len, mut longest) = (0, 0);
+                let mut screened_input = None;
+                if let (true, Some(raw)) = (arguments, input) {
+                    if let Some(n) = call.screen(raw, &mut joined[..SHORT_UNITS]) {
+                        joined[n] = 0;
+                        (len, longest) = (n + 1, n);
+                        screened_input = Some(raw);
+                    }
+                }
+                let screened_output = call.screen(output, &mut joined[len..len + SHORT_UNITS]);
+                if let Some(n) = screened_output {
+                    len += n;
+                    longest = longest.max(n);
+                }
+                let any = screened_input.is_some() || screened_output.is_some();
+                if any && r.leaves_each_as_is(&joined[..len], longest) {
+                    as_is = screened_input;
+                    result_as_is = screened_output.is_some();
+                }
             }
             if let (true, Some(raw), true, None) = (arguments, input, reads_value, as_is) {
                 match call.read_string(raw, input_buf) {
@@ -1255,9 +1268,18 @@ pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 8]) -> u
                 },
                 None => {}
             }
+            let result_rules = if result_as_is { None } else { rules };
             let write = |value: &str, json: Option<bool>, written: &mut content::Written| {
                 slice::write_range(
-                    &call, rules, key, value, json, whole, output, slice, written,
+                    &call,
+                    result_rules,
+                    key,
+                    value,
+                    json,
+                    whole,
+                    output,
+                    slice,
+                    written,
                 )
             };
             flags |= match result {

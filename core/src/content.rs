@@ -154,16 +154,28 @@ impl Content {
     /// unit below 0x80, which the screen holds as that same byte at its place, so every needle or
     /// `\u` of the text is in the screen too (other units may add hits there, never hide one). A
     /// code unit is at most 3 bytes of UTF-8 (a surrogate pair, two units, 4), so a screen of
-    /// `n` bytes is a text of at most `3 n`.
+    /// `n` bytes is a text of at most `3 n`. It holds for the decoded text of a JSON string
+    /// literal whose screen it is too (a tool result): without `\u`, decoding only removes
+    /// backslashes and writes `"`, `\`, `/` or a control character, none of which a needle
+    /// holds, and makes the text shorter.
     pub fn leaves_as_is(&self, screen: &[u8]) -> bool {
+        self.leaves_each_as_is(screen, screen.len())
+    }
+
+    /// [`Content::leaves_as_is`] of several values at once: `joined` holds their screens, each
+    /// followed by a NUL byte (no needle and no `\u` holds one, so none is found across two
+    /// screens), `longest` is the length of the longest screen (the cap is per value). One scan
+    /// for a tool span's arguments and result.
+    pub fn leaves_each_as_is(&self, joined: &[u8], longest: usize) -> bool {
         if !self.capture {
             return false;
         }
         if let Some(max) = self.max {
-            if screen.len().checked_mul(3).is_none_or(|most| most > max) {
+            if longest.checked_mul(3).is_none_or(|most| most > max) {
                 return false;
             }
         }
+        let screen = joined;
         match &self.scrubber {
             None => true,
             Some(s) => {
@@ -615,7 +627,7 @@ mod tests {
         .iter()
         .map(|o| Content::new(o).unwrap()) // ok: test code
         .collect();
-        let (mut yes, mut clean) = (0, 0);
+        let (mut yes, mut clean, mut literals) = (0, 0, 0);
         for _ in 0..20_000 {
             let text: String = (0..next(12)).map(|_| pieces[next(pieces.len())]).collect();
             let screen: Vec<u8> = text.encode_utf16().map(|u| u as u8).collect();
@@ -636,6 +648,24 @@ mod tests {
                     }
                 }
             }
+            // As the body of a JSON string literal: its decoded text, when it is one.
+            if let Ok(decoded) = serde_json::from_str::<String>(&format!("\"{text}\"")) {
+                let screen: Vec<u8> = format!("\"{text}\"")
+                    .encode_utf16()
+                    .map(|u| u as u8)
+                    .collect();
+                for (r, rules) in rule_sets.iter().enumerate() {
+                    if rules.leaves_each_as_is(&screen, screen.len()) {
+                        for key in CONTENT_ATTRIBUTES {
+                            for json in [None, Some(false)] {
+                                let got = rules.filter_as(key, &decoded, json);
+                                assert_eq!(got, Filtered::Same, "{text:?} decoded, rules {r}");
+                            }
+                        }
+                    }
+                }
+                literals += 1;
+            }
             // The texts the rules' own fast path passes: no needle, no `\u`.
             let scrubber = rule_sets[0].scrubber().unwrap(); // ok: test code
             if !scrub::has_unicode_escape(text.as_bytes())
@@ -649,5 +679,31 @@ mod tests {
             "{yes} of {clean} texts without a needle screened clean"
         );
         assert!(yes > 1_000, "{yes}");
+        assert!(literals > 1_000, "{literals}");
+    }
+
+    /// Screens joined by NUL bytes: the cap is per value, a needle in either part counts, and
+    /// none is made across the NUL.
+    #[test]
+    fn joined_screens_are_capped_each_and_scanned_whole() {
+        let capped = Content::new(&Options {
+            max_content_bytes: Some(66),
+            ..Options::default()
+        })
+        .unwrap(); // ok: test code
+        let a = b"{\"city\":\"Paris\"} ok";
+        let joined = [&a[..], b"\0", &a[..]].concat();
+        assert!(capped.leaves_each_as_is(&joined, a.len()));
+        assert!(!capped.leaves_as_is(&joined));
+        assert!(!capped.leaves_each_as_is(&joined, 23));
+        let plain = Content::new(&Options::default()).unwrap(); // ok: test code
+        for (first, second) in [(&b"x sk"[..], &b"-abc"[..]), (b"x \\", b"u0041")] {
+            let joined = [first, b"\0", second].concat();
+            assert!(plain.leaves_each_as_is(&joined, 5), "{joined:?}");
+        }
+        for (first, second) in [(&b"ok"[..], &b"x sk-abc"[..]), (b"eyJ x", b"ok")] {
+            let joined = [first, b"\0", second].concat();
+            assert!(!plain.leaves_each_as_is(&joined, 8), "{joined:?}");
+        }
     }
 }
