@@ -27,12 +27,6 @@ pub(crate) struct Written {
     capped: Vec<&'static CStr>,
 }
 
-/// Writes content attribute `key` = `value` through `content` (capture, scrubbing, cap), or as it
-/// is without one; `scrubbed`: the writer already scrubbed it with [`Content::scrubber`] (only the
-/// cap is left, [`Content::filter_written`]). Returns problem flags.
-/// An owned `value` may become an external string (`Call::set_string_owned`).
-/// `pieces`: what an owned `value` copied from the span's inputs (`src/copies.rs`), used when the
-/// rules leave it as it is.
 /// The name of content attribute `key` as the core's rules take it: one of
 /// [`CONTENT_ATTRIBUTES`](genkit_for_maple_core::content::CONTENT_ATTRIBUTES) found by comparing
 /// bytes (a length and a short `memcmp`), else the key's own text. `CStr::to_str` validated the
@@ -46,6 +40,12 @@ pub(crate) fn key_name(key: &'static CStr) -> &'static str {
         .unwrap_or_else(|| key.to_str().unwrap_or(""))
 }
 
+/// Writes content attribute `key` = `value` through `content` (capture, scrubbing, cap), or as it
+/// is without one; `scrubbed`: the writer already scrubbed it with [`Content::scrubber`] (only the
+/// cap is left, [`Content::filter_written`]). Returns problem flags.
+/// An owned `value` may become an external string (`Call::set_string_owned`).
+/// `pieces`: what an owned `value` copied from the span's inputs (`src/copies.rs`), used when the
+/// rules leave it as it is.
 pub(crate) fn write(
     call: &Call,
     content: Option<&Content>,

@@ -216,7 +216,7 @@ impl Call {
 
     /// The Latin-1 screen of string `value` when it fits `buf` with a byte to spare: each code
     /// unit cut to its low byte (`napi_get_value_string_latin1`, no transcoding), in `buf`, for
-    /// [`Content::leaves_as_is`](genkit_for_maple_core::content::Content::leaves_as_is). Its
+    /// [`Content::leaves_each_as_is`](genkit_for_maple_core::content::Content::leaves_each_as_is). Its
     /// length, or `None` for another type, a longer string or an error.
     fn screen(&self, value: sys::napi_value, buf: &mut [u8]) -> Option<usize> {
         let mut written = 0usize;
@@ -1206,33 +1206,14 @@ pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 8]) -> u
         }
         with_buffers(|buf, input_buf| {
             let mut input_text = false;
-            // Arguments and a result the rules leave as they are, found by their Latin-1 screens
-            // (most of them: no needle, within the cap) in one scan: the arguments are written as
-            // the value they are, never transcoded, and the result without the rules.
-            let mut as_is = None;
-            let mut result_as_is = false;
-            if let (true, Some(r)) = (reads_value, rules) {
-                let mut joined = [0u8; 2 * SHORT_UNITS];
-                let (mut len, mut longest) = (0, 0);
-                let mut screened_input = None;
-                if let (true, Some(raw)) = (arguments, input) {
-                    if let Some(n) = call.screen(raw, &mut joined[..SHORT_UNITS]) {
-                        joined[n] = 0;
-                        (len, longest) = (n + 1, n);
-                        screened_input = Some(raw);
-                    }
+            // Arguments and a result the rules leave as they are (most of them): the arguments
+            // are written as the value they are, never transcoded, the result without the rules.
+            let (as_is, result_as_is) = match (reads_value, rules) {
+                (true, Some(r)) => {
+                    screens_leave_as_is(&call, r, input.filter(|_| arguments), output)
                 }
-                let screened_output = call.screen(output, &mut joined[len..len + SHORT_UNITS]);
-                if let Some(n) = screened_output {
-                    len += n;
-                    longest = longest.max(n);
-                }
-                let any = screened_input.is_some() || screened_output.is_some();
-                if any && r.leaves_each_as_is(&joined[..len], longest) {
-                    as_is = screened_input;
-                    result_as_is = screened_output.is_some();
-                }
-            }
+                _ => (None, false),
+            };
             if let (true, Some(raw), true, None) = (arguments, input, reads_value, as_is) {
                 match call.read_string(raw, input_buf) {
                     Read::Str => input_text = true,
@@ -1294,6 +1275,33 @@ pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 8]) -> u
         })
     }));
     outcome.unwrap_or(problem::PANIC) | call.finish_sink()
+}
+
+/// Which of a tool span's `input` (the arguments, when they are to be written) and `output` the
+/// content rules `rules` are certain to leave as they are, by their Latin-1 screens
+/// ([`Call::screen`]) scanned together ([`Content::leaves_each_as_is`](genkit_for_maple_core::content::Content::leaves_each_as_is)):
+/// the arguments' handle when they are, and whether the output is. Neither for a value that is
+/// not a string, a string of [`SHORT_UNITS`] - 1 units or more, or when either holds a needle.
+fn screens_leave_as_is(
+    call: &Call,
+    rules: &genkit_for_maple_core::content::Content,
+    input: Option<sys::napi_value>,
+    output: sys::napi_value,
+) -> (Option<sys::napi_value>, bool) {
+    // The input's screen, a NUL byte (the buffer starts zeroed, and napi ends a string with one),
+    // then the output's.
+    let mut joined = [0u8; 2 * SHORT_UNITS];
+    let input = input.and_then(|raw| Some((raw, call.screen(raw, &mut joined[..SHORT_UNITS])?)));
+    let at = input.map_or(0, |(_, n)| n + 1);
+    let output = call.screen(output, &mut joined[at..at + SHORT_UNITS]);
+    let longest = input.map_or(0, |(_, n)| n).max(output.unwrap_or(0));
+    let len = at + output.unwrap_or(0);
+    let any = input.is_some() || output.is_some();
+    if any && rules.leaves_each_as_is(&joined[..len], longest) {
+        (input.map(|(raw, _)| raw), output.is_some())
+    } else {
+        (None, false)
+    }
 }
 
 /// Writes `gen_ai.tool.call.arguments` of a tool span (seed 000: `genkit:input` as it is, `"{}"`

@@ -197,16 +197,11 @@ mod tests {
     #[test]
     fn literal_end_equals_a_byte_loop() {
         let pool = [b'a', b'"', b'\\', b'n', 0xC3, 0xA9, b' '];
-        let mut state = 7u64;
+        let mut next = crate::lcg(7);
         for len in 1..300 {
             for _ in 0..20 {
                 let bytes: Vec<u8> = std::iter::once(b'"')
-                    .chain((1..len).map(|_| {
-                        state = state
-                            .wrapping_mul(6364136223846793005)
-                            .wrapping_add(1442695040888963407);
-                        pool[(state >> 33) as usize % pool.len()]
-                    }))
+                    .chain((1..len).map(|_| pool[next(pool.len())]))
                     .collect();
                 assert_eq!(
                     literal_end(&bytes, 0),

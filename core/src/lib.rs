@@ -43,3 +43,16 @@ pub use mapping::{
 
 #[cfg(test)]
 mod tests;
+
+/// The unit tests' pseudo-random numbers: a 64-bit linear congruential generator (Knuth's MMIX
+/// constants), the same sequence for a seed on every run and platform.
+#[cfg(test)]
+pub(crate) fn lcg(seed: u64) -> impl FnMut(usize) -> usize {
+    let mut state = seed;
+    move |n| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) as usize % n
+    }
+}

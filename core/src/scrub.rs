@@ -393,7 +393,7 @@ impl Scrubber {
 
     /// Whether `bytes` holds no needle of the default patterns (ASCII case ignored): the first
     /// half of [`Scrubber::is_clean`], for bytes that need not be UTF-8
-    /// ([`crate::content::Content::leaves_as_is`]).
+    /// ([`crate::content::Content::leaves_each_as_is`]).
     pub fn has_no_needle(&self, bytes: &[u8]) -> bool {
         self.prefilter.find(bytes, 0).is_none()
     }
@@ -1638,13 +1638,7 @@ mod tests {
         // Past the backslashes checked one at a time: texts of `\n`, `\\`, `\"` escapes with a
         // `\u` (or a backslash then `u`) at every place, or none.
         let pieces = ["\\n", "\\\\", "\\\"", "ab", "u", "\\", "é", "\\u00e9"];
-        let mut state = 0x9e3779b97f4a7c15u64;
-        let mut next = |n: usize| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 33) as usize % n
-        };
+        let mut next = crate::lcg(0x9e3779b97f4a7c15u64);
         for _ in 0..5_000 {
             // Without `\u` pieces two times in three.
             let kinds = if next(3) == 0 {
@@ -2000,13 +1994,7 @@ mod tests {
             .iter()
             .map(|p| Regex::new(p.regex).unwrap()) // ok: test code
             .collect();
-        let mut state = 0x9e3779b97f4a7c15u64;
-        let mut next = |n: usize| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 33) as usize % n
-        };
+        let mut next = crate::lcg(0x9e3779b97f4a7c15u64);
         for case in 0..20_000 {
             let mut text = String::new();
             if case % 10 == 0 {
@@ -2220,13 +2208,7 @@ mod tests {
         ] {
             fragments.push(w.to_string());
         }
-        let mut state = 0x2545f4914f6cdd1du64;
-        let mut next = |n: usize| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 33) as usize % n
-        };
+        let mut next = crate::lcg(0x2545f4914f6cdd1du64);
         for case in 0..20_000 {
             let mut text = String::new();
             if case % 8 == 0 {
@@ -2311,13 +2293,7 @@ mod tests {
         let packed = needles.short.packed.as_ref().expect("Teddy on this CPU");
         assert!(packed.minimum_len() <= PADDED && SHORT_TEXT <= PADDED);
         assert!(needles.needles.iter().all(|n| !n.contains('\0')));
-        let mut state = 0x9e3779b97f4a7c15u64;
-        let mut next = |n: usize| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 33) as usize % n
-        };
+        let mut next = crate::lcg(0x9e3779b97f4a7c15u64);
         let mut padded_hits = 0;
         for _ in 0..50_000 {
             let mut text: Vec<u8> = Vec::new();
@@ -2438,13 +2414,7 @@ mod tests {
             "東京 😀 café",
             "a \"quoted\" value\twith a tab",
         ];
-        let mut state = 0x853c49e6748fea9bu64;
-        let mut next = |n: usize| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 33) as usize % n
-        };
+        let mut next = crate::lcg(0x853c49e6748fea9bu64);
         for _ in 0..4_000 {
             let mut json = String::from("{");
             for i in 0..1 + next(6) {
