@@ -356,7 +356,7 @@ pub(crate) fn map_model_span(
         if reasons.try_reserve_exact(raws.len()).is_err() {
             return Some(OUT_OF_MEMORY);
         }
-        reasons.extend(raws.iter().map(|raw| Scalar::of(raw)));
+        reasons.extend(raws.iter().map(|raw| Scalar::of(*raw)));
     }
     let input_tokens = attrs.input_tokens.map(Scalar::of);
     let output_tokens = attrs.output_tokens.map(Scalar::of);

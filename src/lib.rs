@@ -973,7 +973,7 @@ impl<'a> ModelScalars<'a> {
             if list.try_reserve_exact(raws.len()).is_err() {
                 return Err(OUT_OF_MEMORY);
             }
-            list.extend(raws.iter().map(|raw| Scalar::of(raw)));
+            list.extend(raws.iter().map(|raw| Scalar::of(*raw)));
             reasons = Some(list);
         }
         let scalars = ModelScalars {

@@ -15,7 +15,9 @@
 //! Every rule degrades per attribute like the reference mapping: what can be derived is written.
 
 use crate::cost::PriceCache;
-use crate::genkit::{raw, ArrayShape, Candidate, Extent, Fields, Media, Message, Part, Raw, Shape};
+use crate::genkit::{
+    ArrayShape, Candidate, Extent, Fields, Media, Message, Part, Raw, Shape, Source,
+};
 use crate::mapping::finish_recorded;
 use crate::mapping::{problem, Scalar};
 use crate::out::{Out, OutOfMemory, Recording};
@@ -23,7 +25,6 @@ use crate::pairing::{tool_requests_in, ToolRequest};
 use crate::scrub::{Scrubber, SourceScrubber};
 use crate::semconv::{self as sc, check_messages, raw_is_str};
 use crate::span::{error_type, keys, map_agent, needs_js, Mapped, Options, SpanInput, Value};
-use serde::de::MapAccess;
 use std::borrow::Cow;
 
 /// Attribute keys complete mode adds (semconv registry, gen-ai spans).
@@ -232,19 +233,17 @@ macro_rules! fields {
     ($ty:ident { $($name:literal => $field:ident : $how:ident),* $(,)? }) => {
         impl<'de> Fields<'de> for $ty<'de> {
             const NAMES: &'static [&'static str] = &[$($name),*];
-            fn read<A: MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+            fn read<S: Source<'de>>(&mut self, index: usize, map: &mut S) -> Result<(), S::Error> {
                 match Self::NAMES.get(index).copied() {
                     $(Some($name) => self.$field = fields!(@read $how map),)*
-                    _ => {
-                        map.next_value::<serde::de::IgnoredAny>()?;
-                    }
+                    _ => map.skip()?,
                 }
                 Ok(())
             }
         }
     };
-    (@read raw $map:ident) => { raw($map)? };
-    (@read value $map:ident) => { Some($map.next_value()?) };
+    (@read raw $map:ident) => { $map.raw()? };
+    (@read value $map:ident) => { $map.value()? };
 }
 
 fields!(Request { "messages" => messages: value, "config" => config: value, "output" => output: value });
@@ -569,7 +568,7 @@ fn map_model<'a>(
 
     // Input: messages, system instructions, request settings.
     if let Some(text) = span.input {
-        match serde_json::from_str::<Shape<Request<'a>>>(text) {
+        match crate::genkit::parse::<Shape<Request<'a>>>(text) {
             Ok(Shape::Object(request)) => {
                 let record = recording(span);
                 let marks = MarkFor(crate::content::cap_of(options));
@@ -599,7 +598,7 @@ fn map_model<'a>(
     let Some(text) = span.output else {
         return Ok(());
     };
-    let response = match serde_json::from_str::<Shape<Response<'a>>>(text) {
+    let response = match crate::genkit::parse::<Shape<Response<'a>>>(text) {
         Ok(Shape::Object(response)) => response,
         Ok(_) => return Ok(()),
         Err(_) => {
@@ -1195,7 +1194,7 @@ fn map_tool<'a>(
         return Ok(());
     };
     if span.subtype == Some("tool.v2") {
-        if let Ok(Shape::Object(multipart)) = serde_json::from_str::<Shape<Multipart<'a>>>(output) {
+        if let Ok(Shape::Object(multipart)) = crate::genkit::parse::<Shape<Multipart<'a>>>(output) {
             let parts = match &multipart.content {
                 Some(ArrayShape::Array(parts)) if !parts.is_empty() => Some(parts),
                 _ => None,
@@ -1242,4 +1241,26 @@ fn tool_result<'a>(output: &'a str, out: &mut Mapped<'a>) -> Result<(), NeedsJs>
         ToolResult::Json(json) => out.push(sc::TOOL_CALL_RESULT, Value::str(json)),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::genkit::tests::{agrees, genkit_like, mutated};
+
+    /// Complete mode's shapes read by `genkit::parse` as serde_json reads them (the fast reader's
+    /// differential test, `genkit::tests`, with this mode's keys among the generated ones).
+    #[test]
+    fn complete_modes_shapes_read_as_serde_json_reads_them() {
+        let mut next = crate::lcg(10);
+        for round in 0..20_000 {
+            let mut text = genkit_like(&mut next, 0);
+            if round % 3 == 0 {
+                text = mutated(&mut next, &text);
+            }
+            agrees::<Shape<Request<'_>>>(&text);
+            agrees::<Shape<Response<'_>>>(&text);
+            agrees::<Shape<Multipart<'_>>>(&text);
+        }
+    }
 }

@@ -2,7 +2,7 @@
 //! (`GenerateRequest` / `GenerateResponse` after `JSON.stringify`), read without building a tree.
 //!
 //! Every value that is copied through to the GenAI attributes unchanged (text, reasoning, tool
-//! input and output, roles, finish reasons, token counts) stays a borrowed [`RawValue`]: its JSON
+//! input and output, roles, finish reasons, token counts) stays a borrowed [`Raw`]: its JSON
 //! source text, written back verbatim. Because Genkit wrote the JSON with `JSON.stringify`, the
 //! source text is byte-identical to what the reference processor (seed 000) writes after its own
 //! `JSON.parse` + `JSON.stringify`; for hand-made, non-canonical JSON the two are equal after
@@ -18,8 +18,37 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::fmt;
 
-/// A JSON value kept as its source text (no surrounding whitespace).
-pub type Raw<'a> = &'a RawValue;
+/// A JSON value kept as its source text (no surrounding whitespace), a slice of the text it was
+/// read from: what serde_json's borrowed `RawValue` holds, made by [`parse`]'s fast reader
+/// without serde's protocol for it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Raw<'a>(&'a str);
+
+impl<'a> Raw<'a> {
+    /// The JSON source text.
+    pub fn get(&self) -> &'a str {
+        self.0
+    }
+
+    /// `text` when it is one valid JSON value without surrounding whitespace (serde_json's
+    /// answer), else `None`.
+    pub fn from_json(text: &'a str) -> Option<Raw<'a>> {
+        let raw: &RawValue = serde_json::from_str(text).ok()?;
+        (raw.get().len() == text.len()).then_some(Raw(text))
+    }
+}
+
+impl fmt::Debug for Raw<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "Raw({})", self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Raw<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        <&'de RawValue>::deserialize(d).map(|raw| Raw(raw.get()))
+    }
+}
 
 /// A JSON value that should be an object of type `T`, with what it was when it was not.
 #[derive(Debug)]
@@ -270,15 +299,46 @@ impl<'de> Visitor<'de> for KeyIn {
 /// Reads an object's known keys into `T`; implemented by each Genkit shape.
 pub(crate) trait Fields<'de>: Default {
     const NAMES: &'static [&'static str];
-    /// Reads the value of key `NAMES[index]` (a repeated key overwrites: `JSON.parse` keeps the last).
-    fn read<A: MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error>;
+    /// Reads the value of key `NAMES[index]` from `source` (a repeated key overwrites:
+    /// `JSON.parse` keeps the last).
+    fn read<S: Source<'de>>(&mut self, index: usize, source: &mut S) -> Result<(), S::Error>;
+}
+
+/// Where a [`Fields`] shape reads the value of one of its keys from: serde_json's deserializer
+/// (through [`SerdeSource`]) or the fast reader [`Fast`]. One set of field rules for both.
+pub(crate) trait Source<'de> {
+    /// Why a value could not be read.
+    type Error;
+    /// The value as its JSON text; serde's `Option` would turn `null` into `None`, but the
+    /// reference treats a present `null` as present (`null !== undefined`).
+    fn raw(&mut self) -> Result<Option<Raw<'de>>, Self::Error>;
+    /// The value read as `T` (present: `Some`).
+    fn value<T: Value<'de>>(&mut self) -> Result<Option<T>, Self::Error>;
+    /// Skips the value.
+    fn skip(&mut self) -> Result<(), Self::Error>;
+}
+
+/// A serde `MapAccess` positioned before a value, as a [`Source`].
+pub(crate) struct SerdeSource<'m, A>(&'m mut A);
+
+impl<'de, A: MapAccess<'de>> Source<'de> for SerdeSource<'_, A> {
+    type Error = A::Error;
+    fn raw(&mut self) -> Result<Option<Raw<'de>>, A::Error> {
+        self.0.next_value::<Raw<'de>>().map(Some)
+    }
+    fn value<T: Value<'de>>(&mut self) -> Result<Option<T>, A::Error> {
+        self.0.next_value::<T>().map(Some)
+    }
+    fn skip(&mut self) -> Result<(), A::Error> {
+        self.0.next_value::<IgnoredAny>().map(|_| ())
+    }
 }
 
 fn read_object<'de, T: Fields<'de>, A: MapAccess<'de>>(mut map: A) -> Result<T, A::Error> {
     let mut value = T::default();
     while let Some(key) = map.next_key_seed(KeyIn(T::NAMES))? {
         match key {
-            Some(index) => value.read(index, &mut map)?,
+            Some(index) => value.read(index, &mut SerdeSource(&mut map))?,
             None => {
                 map.next_value::<IgnoredAny>()?;
             }
@@ -430,26 +490,20 @@ impl<'de, T: Deserialize<'de> + Keep> Deserialize<'de> for ArrayShape<T> {
     }
 }
 
-/// Reads a value as its raw JSON text; serde's `Option` would turn `null` into `None`, but the
-/// reference treats a present `null` as present (`null !== undefined`).
-pub(crate) fn raw<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Option<Raw<'de>>, A::Error> {
-    map.next_value::<Raw<'de>>().map(Some)
-}
-
 impl<'de> Fields<'de> for GenerateRequest<'de> {
     const NAMES: &'static [&'static str] = &["messages"];
-    fn read<A: MapAccess<'de>>(&mut self, _: usize, map: &mut A) -> Result<(), A::Error> {
-        self.messages = Some(map.next_value()?);
+    fn read<S: Source<'de>>(&mut self, _: usize, map: &mut S) -> Result<(), S::Error> {
+        self.messages = map.value()?;
         Ok(())
     }
 }
 
 impl<'de> Fields<'de> for Message<'de> {
     const NAMES: &'static [&'static str] = &["role", "content"];
-    fn read<A: MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+    fn read<S: Source<'de>>(&mut self, index: usize, map: &mut S) -> Result<(), S::Error> {
         match index {
-            0 => self.role = raw(map)?,
-            _ => self.content = Some(map.next_value()?),
+            0 => self.role = map.raw()?,
+            _ => self.content = map.value()?,
         }
         Ok(())
     }
@@ -458,13 +512,13 @@ impl<'de> Fields<'de> for Message<'de> {
 impl<'de> Fields<'de> for Part<'de> {
     const NAMES: &'static [&'static str] =
         &["text", "reasoning", "toolRequest", "toolResponse", "media"];
-    fn read<A: MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+    fn read<S: Source<'de>>(&mut self, index: usize, map: &mut S) -> Result<(), S::Error> {
         match index {
-            0 => self.text = raw(map)?,
-            1 => self.reasoning = raw(map)?,
-            2 => self.tool_request = Some(map.next_value()?),
-            3 => self.tool_response = Some(map.next_value()?),
-            _ => self.media = Some(map.next_value()?),
+            0 => self.text = map.raw()?,
+            1 => self.reasoning = map.raw()?,
+            2 => self.tool_request = map.value()?,
+            3 => self.tool_response = map.value()?,
+            _ => self.media = map.value()?,
         }
         Ok(())
     }
@@ -472,10 +526,10 @@ impl<'de> Fields<'de> for Part<'de> {
 
 impl<'de> Fields<'de> for Media<'de> {
     const NAMES: &'static [&'static str] = &["url", "contentType"];
-    fn read<A: MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+    fn read<S: Source<'de>>(&mut self, index: usize, map: &mut S) -> Result<(), S::Error> {
         match index {
-            0 => self.url = raw(map)?,
-            _ => self.content_type = raw(map)?,
+            0 => self.url = map.raw()?,
+            _ => self.content_type = map.raw()?,
         }
         Ok(())
     }
@@ -483,12 +537,12 @@ impl<'de> Fields<'de> for Media<'de> {
 
 impl<'de> Fields<'de> for ToolPayload<'de> {
     const NAMES: &'static [&'static str] = &["name", "ref", "input", "output"];
-    fn read<A: MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+    fn read<S: Source<'de>>(&mut self, index: usize, map: &mut S) -> Result<(), S::Error> {
         match index {
-            0 => self.name = raw(map)?,
-            1 => self.reference = raw(map)?,
-            2 => self.input = raw(map)?,
-            _ => self.output = raw(map)?,
+            0 => self.name = map.raw()?,
+            1 => self.reference = map.raw()?,
+            2 => self.input = map.raw()?,
+            _ => self.output = map.raw()?,
         }
         Ok(())
     }
@@ -496,12 +550,12 @@ impl<'de> Fields<'de> for ToolPayload<'de> {
 
 impl<'de> Fields<'de> for GenerateResponse<'de> {
     const NAMES: &'static [&'static str] = &["message", "finishReason", "usage", "candidates"];
-    fn read<A: MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+    fn read<S: Source<'de>>(&mut self, index: usize, map: &mut S) -> Result<(), S::Error> {
         match index {
-            0 => self.message = Some(map.next_value()?),
-            1 => self.finish_reason = raw(map)?,
-            2 => self.usage = Some(map.next_value()?),
-            _ => self.candidates = Some(map.next_value()?),
+            0 => self.message = map.value()?,
+            1 => self.finish_reason = map.raw()?,
+            2 => self.usage = map.value()?,
+            _ => self.candidates = map.value()?,
         }
         Ok(())
     }
@@ -509,10 +563,10 @@ impl<'de> Fields<'de> for GenerateResponse<'de> {
 
 impl<'de> Fields<'de> for Usage<'de> {
     const NAMES: &'static [&'static str] = &["inputTokens", "outputTokens"];
-    fn read<A: MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+    fn read<S: Source<'de>>(&mut self, index: usize, map: &mut S) -> Result<(), S::Error> {
         match index {
-            0 => self.input_tokens = raw(map)?,
-            _ => self.output_tokens = raw(map)?,
+            0 => self.input_tokens = map.raw()?,
+            _ => self.output_tokens = map.raw()?,
         }
         Ok(())
     }
@@ -520,11 +574,444 @@ impl<'de> Fields<'de> for Usage<'de> {
 
 impl<'de> Fields<'de> for Candidate<'de> {
     const NAMES: &'static [&'static str] = &["message", "finishReason"];
-    fn read<A: MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+    fn read<S: Source<'de>>(&mut self, index: usize, map: &mut S) -> Result<(), S::Error> {
         match index {
-            0 => self.message = Some(map.next_value()?),
-            _ => self.finish_reason = raw(map)?,
+            0 => self.message = map.value()?,
+            _ => self.finish_reason = map.raw()?,
         }
         Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The fast reader.
+
+/// A Genkit shape that [`parse`] can read with [`Fast`] as well as with serde_json:
+/// [`Shape`] and [`ArrayShape`] of the shapes.
+pub(crate) trait Value<'de>: Deserialize<'de> {
+    /// Reads the value at the reader's position (whitespace before it included); `Err(Bail)`
+    /// wherever the reader does not take the text (see [`Fast`]).
+    fn fast(reader: &mut Fast<'de>) -> Result<Self, Bail>;
+}
+
+/// The fast reader gave up: the text is read by serde_json instead, which gives the answer.
+#[derive(Debug)]
+pub(crate) struct Bail;
+
+/// Reads `text`, a whole JSON text, as `T` (`genkit:input` as `Shape<GenerateRequest>`, ...),
+/// with the answer and the errors of `serde_json::from_str::<T>`.
+///
+/// First by [`Fast`], a reader of Genkit's shapes without serde's visitors (issue 9: at 10 KB,
+/// serde's generic map and sequence access was the largest part of a model span's cost); where
+/// it gives up, by `serde_json::from_str`. Fast takes only text serde_json accepts and reads it
+/// the same way: values kept as text (`Raw`) and values skipped go through serde_json's own
+/// validating skipper (`vendor/serde_json` patch 3); it gives up at a key or a string read with
+/// `deserialize_any` that holds an escape (serde_json compares keys after unescaping and refuses
+/// a lone surrogate escape there), at a number where a shape is read (serde_json refuses one
+/// beyond the f64 range), at an object where an array is read, and at anything invalid.
+pub(crate) fn parse<'de, T: Value<'de>>(text: &'de str) -> Result<T, serde_json::Error> {
+    match Fast::whole(text) {
+        Some(value) => Ok(value),
+        None => serde_json::from_str(text),
+    }
+}
+
+/// A reader of one JSON text positioned at byte `at`; see [`parse`].
+pub(crate) struct Fast<'de> {
+    text: &'de str,
+    at: usize,
+}
+
+impl<'de> Fast<'de> {
+    /// `text`, a whole JSON text (whitespace around the value allowed), read as `T`; `None` where
+    /// the reader gives up.
+    fn whole<T: Value<'de>>(text: &'de str) -> Option<T> {
+        let mut reader = Fast { text, at: 0 };
+        let value = T::fast(&mut reader).ok()?;
+        reader.whitespace();
+        (reader.at == text.len()).then_some(value)
+    }
+
+    /// Past the whitespace JSON allows between tokens.
+    #[inline]
+    fn whitespace(&mut self) {
+        let bytes = self.text.as_bytes();
+        while let Some(&byte) = bytes.get(self.at) {
+            if byte > b' ' || !matches!(byte, b' ' | b'\n' | b'\t' | b'\r') {
+                return;
+            }
+            self.at += 1;
+        }
+    }
+
+    /// The byte at the position after whitespace.
+    #[inline]
+    fn peek(&mut self) -> Result<u8, Bail> {
+        self.whitespace();
+        self.text.as_bytes().get(self.at).copied().ok_or(Bail)
+    }
+
+    /// Past `word` (`null`, `true`, `false`) at the position.
+    #[inline]
+    fn literal(&mut self, word: &[u8]) -> Result<(), Bail> {
+        let end = self.at + word.len();
+        if self.text.as_bytes().get(self.at..end) != Some(word) {
+            return Err(Bail);
+        }
+        self.at = end;
+        Ok(())
+    }
+
+    /// The bytes of the string whose opening quote is at the position, which must hold no
+    /// escape; the position moves past its closing quote.
+    #[inline]
+    fn plain_string(&mut self) -> Result<&'de [u8], Bail> {
+        let bytes = self.text.as_bytes();
+        let start = self.at + 1;
+        let end = serde_json::__genkit_for_maple::skip_str_valid_at(bytes, start).ok_or(Bail)?;
+        let inner = bytes.get(start..end - 1).ok_or(Bail)?;
+        if inner.contains(&b'\\') {
+            return Err(Bail);
+        }
+        self.at = end;
+        Ok(inner)
+    }
+
+    /// The object key whose opening quote is at the position: the index of the name in `names`
+    /// it is, `None` for another key; the position moves past its closing quote. A key spelled
+    /// as a name followed by its closing quote is that name (names hold no quote, backslash or
+    /// control character), found without scanning; any other key is scanned and must hold no
+    /// escape (an escape may spell a name).
+    #[inline]
+    fn key(&mut self, names: &[&str]) -> Result<Option<usize>, Bail> {
+        let bytes = self.text.as_bytes();
+        let start = self.at + 1;
+        for (index, name) in names.iter().enumerate() {
+            let end = start + name.len();
+            if bytes.get(end) == Some(&b'"') && bytes.get(start..end) == Some(name.as_bytes()) {
+                self.at = end + 1;
+                return Ok(Some(index));
+            }
+        }
+        self.plain_string().map(|_| None)
+    }
+
+    /// Past one valid JSON value (whitespace before it included).
+    #[inline]
+    fn skip_value(&mut self) -> Result<(), Bail> {
+        let bytes = self.text.as_bytes();
+        self.at =
+            serde_json::__genkit_for_maple::skip_value_valid_at(bytes, self.at).ok_or(Bail)?;
+        Ok(())
+    }
+
+    /// The object whose `{` is behind the position, read as `T` (unknown keys skipped).
+    fn object<T: Fields<'de>>(&mut self) -> Result<T, Bail> {
+        let mut value = T::default();
+        if self.peek()? == b'}' {
+            self.at += 1;
+            return Ok(value);
+        }
+        loop {
+            if self.peek()? != b'"' {
+                return Err(Bail);
+            }
+            let index = self.key(T::NAMES)?;
+            if self.peek()? != b':' {
+                return Err(Bail);
+            }
+            self.at += 1;
+            match index {
+                Some(index) => value.read(index, self)?,
+                None => self.skip_value()?,
+            }
+            match self.peek()? {
+                b',' => self.at += 1,
+                b'}' => {
+                    self.at += 1;
+                    return Ok(value);
+                }
+                _ => return Err(Bail),
+            }
+        }
+    }
+}
+
+impl<'de> Source<'de> for Fast<'de> {
+    type Error = Bail;
+    #[inline]
+    fn raw(&mut self) -> Result<Option<Raw<'de>>, Bail> {
+        self.whitespace();
+        let start = self.at;
+        self.skip_value()?;
+        let text = self.text.get(start..self.at).ok_or(Bail)?;
+        Ok(Some(Raw(text)))
+    }
+    fn value<T: Value<'de>>(&mut self) -> Result<Option<T>, Bail> {
+        T::fast(self).map(Some)
+    }
+    fn skip(&mut self) -> Result<(), Bail> {
+        self.skip_value()
+    }
+}
+
+impl<'de, T: Fields<'de>> Value<'de> for Shape<T> {
+    fn fast(reader: &mut Fast<'de>) -> Result<Self, Bail> {
+        match reader.peek()? {
+            b'{' => {
+                reader.at += 1;
+                reader.object().map(Shape::Object)
+            }
+            b'n' => reader.literal(b"null").map(|()| Shape::Null),
+            b't' => reader
+                .literal(b"true")
+                .map(|()| Shape::Other { truthy: true }),
+            b'f' => reader
+                .literal(b"false")
+                .map(|()| Shape::Other { truthy: false }),
+            b'"' => reader.plain_string().map(|s| Shape::Other {
+                truthy: !s.is_empty(),
+            }),
+            b'[' => reader.skip_value().map(|()| Shape::Other { truthy: true }),
+            _ => Err(Bail),
+        }
+    }
+}
+
+impl<'de, T: Value<'de> + Keep> Value<'de> for ArrayShape<T> {
+    fn fast(reader: &mut Fast<'de>) -> Result<Self, Bail> {
+        match reader.peek()? {
+            b'[' => reader.at += 1,
+            b'n' => return reader.literal(b"null").map(|()| ArrayShape::Null),
+            b't' => return reader.literal(b"true").map(|()| ArrayShape::Other),
+            b'f' => return reader.literal(b"false").map(|()| ArrayShape::Other),
+            b'"' => return reader.plain_string().map(|_| ArrayShape::Other),
+            _ => return Err(Bail),
+        }
+        let mut items: Vec<T> = Vec::new();
+        if reader.peek()? == b']' {
+            reader.at += 1;
+            return Ok(ArrayShape::Array(items));
+        }
+        loop {
+            let item = T::fast(reader)?;
+            if item.keep() {
+                // As the serde reader: growth that cannot be allocated gives up (serde_json then
+                // fails the same way, and the span goes to the JS mapping), never aborts.
+                if items.len() == items.capacity() && items.try_reserve(items.len().max(4)).is_err()
+                {
+                    return Err(Bail);
+                }
+                items.push(item);
+            }
+            match reader.peek()? {
+                b',' => reader.at += 1,
+                b']' => {
+                    reader.at += 1;
+                    return Ok(ArrayShape::Array(items));
+                }
+                _ => return Err(Bail),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Object keys: the shapes' names (as they are and spelled with escapes), others, and keys
+    /// serde_json refuses (a control character, a lone surrogate escape).
+    const KEYS: &[&str] = &[
+        "messages",
+        "role",
+        "content",
+        "text",
+        "reasoning",
+        "toolRequest",
+        "toolResponse",
+        "media",
+        "name",
+        "ref",
+        "input",
+        "output",
+        "url",
+        "contentType",
+        "message",
+        "finishReason",
+        "usage",
+        "candidates",
+        "inputTokens",
+        "outputTokens",
+        "config",
+        "custom",
+        "raw",
+        "choices",
+        "finish_reason",
+        "refusal",
+        "stop_reason",
+        "temperature",
+        "format",
+        "te\\u0078t",
+        "\\u0072ole",
+        "role\\n",
+        "tex",
+        "texts",
+        "",
+        "\\ud800",
+        "a\\\"b",
+        "r\\/ole",
+    ];
+    /// Scalars: numbers of every form (zero in all its spellings, beyond the f64 range, under
+    /// it), strings with escapes and lone surrogates, literals.
+    const SCALARS: &[&str] = &[
+        "0",
+        "-0",
+        "0.0",
+        "0e5",
+        "-0.0e-3",
+        "1e-400",
+        "1e400",
+        "-1e400",
+        "12",
+        "-3.5",
+        "1E+2",
+        "123456789012345678901234567890",
+        "true",
+        "false",
+        "null",
+        "\"\"",
+        "\"user\"",
+        "\"model\"",
+        "\"system\"",
+        "\"a\\nb\"",
+        "\"\\u0041\"",
+        "\"\\ud800\"",
+        "\"\\udc00x\"",
+        "\"\\ud83d\\ude00\"",
+        "\"tab\\there\"",
+        "\"é ü 中\"",
+        "\"\\/\"",
+    ];
+
+    /// A random JSON-like text shaped like Genkit's request and response objects.
+    pub(crate) fn genkit_like(next: &mut impl FnMut(usize) -> usize, depth: usize) -> String {
+        let ws = |next: &mut dyn FnMut(usize) -> usize| -> &'static str {
+            [" ", "\n", "\t ", "\r\n", ""][next(5).min(4)..][..1]
+                .first()
+                .map_or("", |s| s)
+        };
+        let mut s = String::new();
+        match if depth > 5 { 3 + next(2) } else { next(8) } {
+            0..=2 => {
+                s.push('{');
+                for i in 0..next(5) {
+                    if i > 0 {
+                        s.push(',');
+                    }
+                    s.push_str(if next(3) == 0 { ws(next) } else { "" });
+                    s.push('"');
+                    s.push_str(KEYS[next(KEYS.len())]);
+                    s.push('"');
+                    s.push_str(if next(4) == 0 { ws(next) } else { "" });
+                    s.push(':');
+                    s.push_str(&genkit_like(next, depth + 1));
+                }
+                s.push('}');
+            }
+            3 | 4 => s.push_str(SCALARS[next(SCALARS.len())]),
+            _ => {
+                s.push('[');
+                for i in 0..next(4) {
+                    if i > 0 {
+                        s.push(',');
+                    }
+                    s.push_str(&genkit_like(next, depth + 1));
+                    s.push_str(if next(4) == 0 { ws(next) } else { "" });
+                }
+                s.push(']');
+            }
+        }
+        s
+    }
+
+    /// `text` with 0-2 bytes deleted, doubled or replaced by a structural character.
+    pub(crate) fn mutated(next: &mut impl FnMut(usize) -> usize, text: &str) -> String {
+        let mut bytes = text.as_bytes().to_vec();
+        for _ in 0..next(3) {
+            if bytes.is_empty() {
+                break;
+            }
+            let at = next(bytes.len());
+            match next(3) {
+                0 => {
+                    bytes.remove(at);
+                }
+                1 => bytes.insert(at, bytes[at]),
+                _ => {
+                    const BYTES: &[u8] = b"{}[]\",:\\ 0-e.\x01";
+                    bytes[at] = BYTES[next(BYTES.len())];
+                }
+            }
+        }
+        String::from_utf8(bytes).unwrap_or_else(|_| text.to_string())
+    }
+
+    /// `parse` gives serde_json's answer: the same value (compared by its `Debug` form: every
+    /// `Raw` text, every `Shape` and `ArrayShape` variant, truthiness, kept parts) or an error
+    /// where serde_json errs.
+    pub(crate) fn agrees<'a, T: Value<'a> + fmt::Debug>(text: &'a str) {
+        let fast = parse::<T>(text).map(|v| format!("{v:?}")).map_err(|_| ());
+        let serde = serde_json::from_str::<T>(text)
+            .map(|v| format!("{v:?}"))
+            .map_err(|_| ());
+        assert_eq!(fast, serde, "{text}");
+    }
+
+    #[test]
+    fn the_fast_reader_gives_serde_jsons_answer() {
+        let mut next = crate::lcg(9);
+        let mut taken = 0;
+        for round in 0..30_000 {
+            let mut text = genkit_like(&mut next, 0);
+            if round % 3 == 0 {
+                text = mutated(&mut next, &text);
+            }
+            let text = format!("{}{text}{}", [" ", ""][next(2)], ["\n", ""][next(2)]);
+            agrees::<Shape<GenerateRequest<'_>>>(&text);
+            agrees::<Shape<GenerateResponse<'_>>>(&text);
+            agrees::<Shape<Message<'_>>>(&text);
+            agrees::<ArrayShape<Shape<Message<'_>>>>(&text);
+            if Fast::whole::<Shape<GenerateRequest<'_>>>(&text).is_some() {
+                taken += 1;
+            }
+        }
+        // The fast reader took a good share of the texts itself (else this test proves little).
+        assert!(taken > 5_000, "{taken}");
+    }
+
+    #[test]
+    fn the_fast_reader_takes_genkits_texts_and_gives_up_where_serde_json_must_decide() {
+        let taken = |text: &str| Fast::whole::<Shape<GenerateRequest<'_>>>(text).is_some();
+        let request = r#"{"messages":[{"role":"user","content":[{"text":"hi \"you\" \ud800"},{"toolRequest":{"name":"f","ref":"1","input":{"a":[1,2e5,null]}}}]}],"config":{"temperature":0.5},"tools":[]}"#;
+        assert!(taken(request));
+        agrees::<Shape<GenerateRequest<'_>>>(request);
+        for text in [
+            // A key spelled with an escape may be a name.
+            r#"{"messages":[{"r\u006fle":"user"}]}"#,
+            // A shape read from a number or an escaped string.
+            r#"{"messages":[1e400]}"#,
+            r#"{"messages":["\ud800"]}"#,
+            // An object where an array is read.
+            r#"{"messages":{"a":1}}"#,
+            // Nested deeper than the skipper goes.
+            &format!(r#"{{"config":{}{}}}"#, "[".repeat(70), "]".repeat(70)),
+            // Not JSON.
+            r#"{"messages":[],}"#,
+            r#"{"messages":[]} x"#,
+        ] {
+            assert!(!taken(text), "{text}");
+            agrees::<Shape<GenerateRequest<'_>>>(text);
+        }
     }
 }

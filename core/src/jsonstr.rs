@@ -234,7 +234,7 @@ mod tests {
         assert!(
             matches!(map_tool_result(&big), ToolResult::Text(Cow::Borrowed(s)) if s.len() == 1 << 20)
         );
-        let raw: &serde_json::value::RawValue = serde_json::from_str(r#""stop""#).unwrap();
+        let raw: crate::genkit::Raw<'_> = serde_json::from_str(r#""stop""#).unwrap();
         assert!(matches!(
             Scalar::of(raw),
             Scalar::Str(Cow::Borrowed("stop"))

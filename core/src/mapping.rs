@@ -181,7 +181,7 @@ fn map_input<'a>(
 ) {
     let parsed = match input {
         None => None,
-        Some(text) => match serde_json::from_str::<Shape<GenerateRequest<'a>>>(text) {
+        Some(text) => match crate::genkit::parse::<Shape<GenerateRequest<'a>>>(text) {
             Ok(Shape::Object(request)) => request.messages,
             Ok(_) => None,
             Err(_) => {
@@ -261,7 +261,7 @@ fn map_output<'a>(
     scrubber: Option<&Scrubber>,
     record: Option<Recording>,
 ) {
-    let response = match serde_json::from_str::<Shape<GenerateResponse<'a>>>(output) {
+    let response = match crate::genkit::parse::<Shape<GenerateResponse<'a>>>(output) {
         Ok(Shape::Object(response)) => response,
         Ok(_) => return,
         Err(_) => {
@@ -309,7 +309,7 @@ fn map_output<'a>(
         }
     }
     if finish_reasons.is_none() {
-        if let Some(reason) = response.finish_reason.filter(|r| raw_is_truthy(r)) {
+        if let Some(reason) = response.finish_reason.filter(|r| raw_is_truthy(*r)) {
             finish_reasons = Some(vec![reason]);
         }
     }
@@ -371,7 +371,7 @@ fn map_candidates<'a>(
                 }
                 wrote = true;
                 write_message(&mut out, m, candidate.finish_reason);
-                if let Some(reason) = candidate.finish_reason.filter(|r| raw_is_truthy(r)) {
+                if let Some(reason) = candidate.finish_reason.filter(|r| raw_is_truthy(*r)) {
                     try_push(&mut reasons, reason)?;
                 }
             }

@@ -232,7 +232,7 @@ impl ToolCallPairing {
     /// `parent` its trace and parent span (the `generate` span). Returns how many requests were
     /// kept. Text that is not a Genkit response keeps nothing.
     pub fn record_model_output(&mut self, parent: SpanKey, output: &str, now: Instant) -> usize {
-        match serde_json::from_str::<Shape<GenerateResponse<'_>>>(output) {
+        match crate::genkit::parse::<Shape<GenerateResponse<'_>>>(output) {
             Ok(Shape::Object(response)) => {
                 self.record_requests(parent, tool_requests(&response), now)
             }

@@ -359,8 +359,8 @@ mod tests {
             else {
                 panic!("not a message: {json}");
             };
-            let reason = serde_json::value::RawValue::from_string("\"length\"".into()).unwrap();
-            for finish in [None, Some(&*reason)] {
+            let reason = Raw::from_json("\"length\"").unwrap();
+            for finish in [None, Some(reason)] {
                 let mut out = Out::new();
                 write_message(&mut out, &message, finish);
                 assert!(

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 const OUT: &str = r#"{"message":{"role":"model","content":[{"text":"fine"}]},"finishReason":"stop","usage":{"inputTokens":10,"outputTokens":2}}"#;
 
-fn raws(v: &Option<Vec<&serde_json::value::RawValue>>) -> Vec<String> {
+fn raws(v: &Option<Vec<crate::genkit::Raw<'_>>>) -> Vec<String> {
     v.iter().flatten().map(|r| r.get().to_string()).collect()
 }
 
@@ -291,7 +291,7 @@ fn scalars_follow_json_parse() {
     };
     let check = |s: &str, want: Scalar<'_>| {
         let text = raw(s);
-        let value: &serde_json::value::RawValue = serde_json::from_str(&text).unwrap();
+        let value: crate::genkit::Raw<'_> = serde_json::from_str(&text).unwrap();
         assert_eq!(Scalar::of(value), want, "{s}");
     };
     check("12", Scalar::Num(12.0));
@@ -340,7 +340,7 @@ fn small_integers_read_as_str_parse_reads_them() {
         assert_eq!(small_integer(text), None, "{text:?}");
     }
     for (text, want) in [("1e3", 1000.0), ("1000000000000000", 1e15), ("-2.5", -2.5)] {
-        let raw: &serde_json::value::RawValue = serde_json::from_str(text).unwrap();
+        let raw: crate::genkit::Raw<'_> = serde_json::from_str(text).unwrap();
         assert!(
             matches!(Scalar::of(raw), Scalar::Num(n) if n == want),
             "{text}"

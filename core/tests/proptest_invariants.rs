@@ -2,6 +2,7 @@
 //! every prefix of it, `map_model` / `map_tool_result` never panic, every JSON attribute written is
 //! a valid JSON array, text that is not JSON is flagged, and clean Genkit JSON maps without problems.
 
+use genkit_for_maple_core::genkit::Raw;
 use genkit_for_maple_core::{map_model, map_tool_result, problem, Scalar, ToolResult};
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -31,7 +32,7 @@ fn check_invariants(input: Option<&str>, output: Option<&str>) -> u32 {
         .chain(attrs.output_tokens.iter())
     {
         assert!(valid_json(raw.get()));
-        let _ = Scalar::of(raw);
+        let _ = Scalar::of(*raw);
     }
     if let Some(input) = input {
         assert_eq!(
@@ -173,16 +174,16 @@ proptest! {
     fn numbers_read_as_str_parse_reads_them(n in any::<i64>(), f in any::<f64>(), digits in 1usize..=17) {
         let cut = n % 10i64.pow(digits as u32);
         let text = cut.to_string();
-        let raw: Box<serde_json::value::RawValue> = serde_json::value::RawValue::from_string(text.clone()).unwrap();
+        let raw = Raw::from_json(&text).unwrap();
         let want: f64 = text.parse().unwrap();
-        match Scalar::of(&raw) {
+        match Scalar::of(raw) {
             Scalar::Num(v) => prop_assert_eq!(v.to_bits(), want.to_bits()),
             other => prop_assert!(false, "{text}: {other:?}"),
         }
         if f.is_finite() {
             let text = serde_json::to_string(&f).unwrap();
-            let raw: Box<serde_json::value::RawValue> = serde_json::value::RawValue::from_string(text.clone()).unwrap();
-            match Scalar::of(&raw) {
+            let raw = Raw::from_json(&text).unwrap();
+            match Scalar::of(raw) {
                 Scalar::Num(v) => prop_assert_eq!(v.to_bits(), f.to_bits()),
                 other => prop_assert!(false, "{text}: {other:?}"),
             }

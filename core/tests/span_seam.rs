@@ -2,10 +2,10 @@
 //! applies issue 10's rules. Inputs are shaped as Genkit 1.42 writes them (corpus fixtures).
 
 use genkit_for_maple_core::complete::{finish_reason, media_info, provider_name};
+use genkit_for_maple_core::genkit::Raw;
 use genkit_for_maple_core::span::{
     error_type, Mapper, Mode, Options, OtherInput, SpanInput, Status, Value,
 };
-use serde_json::value::RawValue;
 
 fn mapper(mode: Mode) -> Mapper {
     Mapper::new(Options {
@@ -207,20 +207,20 @@ fn media_info_measures_long_base64_payloads_at_every_position() {
 
 #[test]
 fn finish_reason_vocabulary() {
-    let raw = |s: &str| RawValue::from_string(s.to_string()).unwrap();
+    let raw = |s: &'static str| Raw::from_json(s).unwrap();
     let blocked = raw(r#""blocked""#);
     assert_eq!(
-        finish_reason(Some(&blocked), false).as_deref(),
+        finish_reason(Some(blocked), false).as_deref(),
         Some("content_filter")
     );
     let stop = raw(r#""stop""#);
     assert_eq!(
-        finish_reason(Some(&stop), true).as_deref(),
+        finish_reason(Some(stop), true).as_deref(),
         Some("tool_call")
     );
-    assert_eq!(finish_reason(Some(&stop), false).as_deref(), Some("stop"));
+    assert_eq!(finish_reason(Some(stop), false).as_deref(), Some("stop"));
     let other = raw(r#""other""#);
-    assert_eq!(finish_reason(Some(&other), false).as_deref(), Some("other"));
+    assert_eq!(finish_reason(Some(other), false).as_deref(), Some("other"));
     assert_eq!(finish_reason(None, false), None);
 }
 

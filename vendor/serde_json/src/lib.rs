@@ -388,6 +388,13 @@ pub mod __private {
     pub use alloc::vec;
 }
 
+// genkit-for-maple patch (vendor/serde_json/PATCHED.md, patch 3): not public API either.
+#[doc(hidden)]
+pub mod __genkit_for_maple {
+    #[doc(hidden)]
+    pub use crate::read::{skip_str_valid_at, skip_value_valid_at};
+}
+
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 #[doc(inline)]

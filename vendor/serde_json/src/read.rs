@@ -957,6 +957,42 @@ impl<'a> Read<'a> for SliceRead<'a> {
     }
 }
 
+// genkit-for-maple patch (vendor/serde_json/PATCHED.md, patch 3): patch 2's skippers for a
+// reader outside this crate (genkit-for-maple-core's `genkit::Fast`), so that reader accepts
+// exactly what `ignore_value` accepts without a copy of them.
+
+/// The index just past one JSON value that starts at `index` (whitespace before it skipped, after
+/// it not), when the value is certainly valid (`SliceRead::skip_value_valid`: the JSON grammar,
+/// strings as `ignore_str` accepts them, nested at most 64 deep); `None` otherwise, invalid or
+/// not: the caller then lets the crate's deserializer decide.
+#[doc(hidden)]
+#[inline]
+pub fn skip_value_valid_at(slice: &[u8], index: usize) -> Option<usize> {
+    let mut read = SliceRead {
+        slice,
+        index,
+        #[cfg(feature = "raw_value")]
+        raw_buffering_start_index: 0,
+    };
+    read.skip_value_fast().then_some(read.index)
+}
+
+/// The index just past the closing quote of a string whose opening quote is at `index - 1`, when
+/// the string is certainly valid (`SliceRead::skip_str_valid`: no control character, the eight
+/// short escapes and `\u` with four hex digits); `None` otherwise.
+#[doc(hidden)]
+#[inline]
+pub fn skip_str_valid_at(slice: &[u8], index: usize) -> Option<usize> {
+    let mut read = SliceRead {
+        slice,
+        index,
+        #[cfg(feature = "raw_value")]
+        raw_buffering_start_index: 0,
+    };
+    read.skip_str_valid()?;
+    Some(read.index)
+}
+
 //////////////////////////////////////////////////////////////////////////////
 
 impl<'a> StrRead<'a> {
