@@ -681,8 +681,9 @@ impl<'de> Fast<'de> {
     /// it is, `None` for another key; the position moves past its closing quote. A key spelled
     /// as a name followed by its closing quote is that name (names hold no quote, backslash or
     /// control character), found without scanning; any other key is scanned and must hold no
-    /// escape (an escape may spell a name).
-    #[inline]
+    /// escape (an escape may spell a name). Inlined into each shape's reader, where `names` is
+    /// a constant and the comparisons are of known lengths.
+    #[inline(always)]
     fn key(&mut self, names: &[&str]) -> Result<Option<usize>, Bail> {
         let bytes = self.text.as_bytes();
         let start = self.at + 1;
