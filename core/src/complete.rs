@@ -233,17 +233,17 @@ macro_rules! fields {
     ($ty:ident { $($name:literal => $field:ident : $how:ident),* $(,)? }) => {
         impl<'de> Fields<'de> for $ty<'de> {
             const NAMES: &'static [&'static str] = &[$($name),*];
-            fn read<S: Source<'de>>(&mut self, index: usize, map: &mut S) -> Result<(), S::Error> {
+            fn read<S: Source<'de>>(&mut self, index: usize, source: &mut S) -> Result<(), S::Error> {
                 match Self::NAMES.get(index).copied() {
-                    $(Some($name) => self.$field = fields!(@read $how map),)*
-                    _ => map.skip()?,
+                    $(Some($name) => self.$field = fields!(@read $how source),)*
+                    _ => source.skip()?,
                 }
                 Ok(())
             }
         }
     };
-    (@read raw $map:ident) => { $map.raw()? };
-    (@read value $map:ident) => { $map.value()? };
+    (@read raw $source:ident) => { $source.raw()? };
+    (@read value $source:ident) => { $source.value()? };
 }
 
 fields!(Request { "messages" => messages: value, "config" => config: value, "output" => output: value });

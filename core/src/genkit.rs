@@ -19,8 +19,8 @@ use serde_json::value::RawValue;
 use std::fmt;
 
 /// A JSON value kept as its source text (no surrounding whitespace), a slice of the text it was
-/// read from: what serde_json's borrowed `RawValue` holds, made by [`parse`]'s fast reader
-/// without serde's protocol for it.
+/// read from: what serde_json's borrowed `RawValue` holds (read through it by serde_json, and
+/// sliced from the source directly by the core's fast reader of Genkit's shapes).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Raw<'a>(&'a str);
 
@@ -492,18 +492,18 @@ impl<'de, T: Deserialize<'de> + Keep> Deserialize<'de> for ArrayShape<T> {
 
 impl<'de> Fields<'de> for GenerateRequest<'de> {
     const NAMES: &'static [&'static str] = &["messages"];
-    fn read<S: Source<'de>>(&mut self, _: usize, map: &mut S) -> Result<(), S::Error> {
-        self.messages = map.value()?;
+    fn read<S: Source<'de>>(&mut self, _: usize, source: &mut S) -> Result<(), S::Error> {
+        self.messages = source.value()?;
         Ok(())
     }
 }
 
 impl<'de> Fields<'de> for Message<'de> {
     const NAMES: &'static [&'static str] = &["role", "content"];
-    fn read<S: Source<'de>>(&mut self, index: usize, map: &mut S) -> Result<(), S::Error> {
+    fn read<S: Source<'de>>(&mut self, index: usize, source: &mut S) -> Result<(), S::Error> {
         match index {
-            0 => self.role = map.raw()?,
-            _ => self.content = map.value()?,
+            0 => self.role = source.raw()?,
+            _ => self.content = source.value()?,
         }
         Ok(())
     }
@@ -512,13 +512,13 @@ impl<'de> Fields<'de> for Message<'de> {
 impl<'de> Fields<'de> for Part<'de> {
     const NAMES: &'static [&'static str] =
         &["text", "reasoning", "toolRequest", "toolResponse", "media"];
-    fn read<S: Source<'de>>(&mut self, index: usize, map: &mut S) -> Result<(), S::Error> {
+    fn read<S: Source<'de>>(&mut self, index: usize, source: &mut S) -> Result<(), S::Error> {
         match index {
-            0 => self.text = map.raw()?,
-            1 => self.reasoning = map.raw()?,
-            2 => self.tool_request = map.value()?,
-            3 => self.tool_response = map.value()?,
-            _ => self.media = map.value()?,
+            0 => self.text = source.raw()?,
+            1 => self.reasoning = source.raw()?,
+            2 => self.tool_request = source.value()?,
+            3 => self.tool_response = source.value()?,
+            _ => self.media = source.value()?,
         }
         Ok(())
     }
@@ -526,10 +526,10 @@ impl<'de> Fields<'de> for Part<'de> {
 
 impl<'de> Fields<'de> for Media<'de> {
     const NAMES: &'static [&'static str] = &["url", "contentType"];
-    fn read<S: Source<'de>>(&mut self, index: usize, map: &mut S) -> Result<(), S::Error> {
+    fn read<S: Source<'de>>(&mut self, index: usize, source: &mut S) -> Result<(), S::Error> {
         match index {
-            0 => self.url = map.raw()?,
-            _ => self.content_type = map.raw()?,
+            0 => self.url = source.raw()?,
+            _ => self.content_type = source.raw()?,
         }
         Ok(())
     }
@@ -537,12 +537,12 @@ impl<'de> Fields<'de> for Media<'de> {
 
 impl<'de> Fields<'de> for ToolPayload<'de> {
     const NAMES: &'static [&'static str] = &["name", "ref", "input", "output"];
-    fn read<S: Source<'de>>(&mut self, index: usize, map: &mut S) -> Result<(), S::Error> {
+    fn read<S: Source<'de>>(&mut self, index: usize, source: &mut S) -> Result<(), S::Error> {
         match index {
-            0 => self.name = map.raw()?,
-            1 => self.reference = map.raw()?,
-            2 => self.input = map.raw()?,
-            _ => self.output = map.raw()?,
+            0 => self.name = source.raw()?,
+            1 => self.reference = source.raw()?,
+            2 => self.input = source.raw()?,
+            _ => self.output = source.raw()?,
         }
         Ok(())
     }
@@ -550,12 +550,12 @@ impl<'de> Fields<'de> for ToolPayload<'de> {
 
 impl<'de> Fields<'de> for GenerateResponse<'de> {
     const NAMES: &'static [&'static str] = &["message", "finishReason", "usage", "candidates"];
-    fn read<S: Source<'de>>(&mut self, index: usize, map: &mut S) -> Result<(), S::Error> {
+    fn read<S: Source<'de>>(&mut self, index: usize, source: &mut S) -> Result<(), S::Error> {
         match index {
-            0 => self.message = map.value()?,
-            1 => self.finish_reason = map.raw()?,
-            2 => self.usage = map.value()?,
-            _ => self.candidates = map.value()?,
+            0 => self.message = source.value()?,
+            1 => self.finish_reason = source.raw()?,
+            2 => self.usage = source.value()?,
+            _ => self.candidates = source.value()?,
         }
         Ok(())
     }
@@ -563,10 +563,10 @@ impl<'de> Fields<'de> for GenerateResponse<'de> {
 
 impl<'de> Fields<'de> for Usage<'de> {
     const NAMES: &'static [&'static str] = &["inputTokens", "outputTokens"];
-    fn read<S: Source<'de>>(&mut self, index: usize, map: &mut S) -> Result<(), S::Error> {
+    fn read<S: Source<'de>>(&mut self, index: usize, source: &mut S) -> Result<(), S::Error> {
         match index {
-            0 => self.input_tokens = map.raw()?,
-            _ => self.output_tokens = map.raw()?,
+            0 => self.input_tokens = source.raw()?,
+            _ => self.output_tokens = source.raw()?,
         }
         Ok(())
     }
@@ -574,10 +574,10 @@ impl<'de> Fields<'de> for Usage<'de> {
 
 impl<'de> Fields<'de> for Candidate<'de> {
     const NAMES: &'static [&'static str] = &["message", "finishReason"];
-    fn read<S: Source<'de>>(&mut self, index: usize, map: &mut S) -> Result<(), S::Error> {
+    fn read<S: Source<'de>>(&mut self, index: usize, source: &mut S) -> Result<(), S::Error> {
         match index {
-            0 => self.message = map.value()?,
-            _ => self.finish_reason = map.raw()?,
+            0 => self.message = source.value()?,
+            _ => self.finish_reason = source.raw()?,
         }
         Ok(())
     }
