@@ -1108,31 +1108,91 @@ fn decoded_size(payload: &str, base64: bool) -> u64 {
 /// `image`, `audio` or `video` from the MIME type (`contentType`, else the `data:` header), left
 /// out for other types. Returns `false` (nothing usable written) when `url` is not a string or is
 /// a `data:` URL without a `,`.
+///
+/// What a URL is and its MIME types are read from the decoded text: a header or a `contentType`
+/// spelled with escapes (`d\u0061ta:`, `;b\u0061se64`, `image\/png`, which `JSON.stringify`
+/// never writes but hand-made JSON may) is a `data:` URL, base64, an image all the same, so its
+/// bytes are never copied as a `uri`.
 fn media_part<'a>(media: &Media<'a>) -> Option<MediaPart<'a>> {
     let url = media.url.filter(|u| u.get().starts_with('"'))?;
     let text = url.get();
-    let info = media_info(&text[1..text.len() - 1])?;
+    let inner = &text[1..text.len() - 1];
+    let head_end = memchr::memchr(b',', inner.as_bytes()).unwrap_or(inner.len());
+    let (mime, data_size) = if memchr::memchr(b'\\', &inner.as_bytes()[..head_end]).is_none() {
+        let info = media_info(inner)?;
+        (info.mime.map(Cow::Borrowed), info.data_size)
+    } else {
+        decoded_media_info(inner)?
+    };
     let content_type = media
         .content_type
         .filter(|c| c.get().starts_with('"') && c.get().len() > 2)
-        .map(|c| &c.get()[1..c.get().len() - 1]);
+        .and_then(|c| crate::jsonstr::decode(c.get()).ok());
     Some(MediaPart {
         url: text,
-        mime: content_type.or(info.mime),
-        data_size: info.data_size,
+        mime: content_type.or(mime),
+        data_size,
     })
 }
 
-/// A media part that can be written: the URL (JSON source text), its MIME type (escaped form) and,
-/// for a `data:` URL, the decoded size.
+/// The longest decoded header (before the comma) of a `data:` URL with escapes in it that
+/// [`decoded_media_info`] reads; a longer one makes the part unusable (left out, never copied).
+const MEDIA_HEAD_MAX: usize = 1024;
+
+/// [`media_info`] of a URL whose header holds an escape (`inner`: the JSON string's source text
+/// without quotes): the header decoded unit by unit up to its first comma (one written `\u002c`
+/// too), then the payload measured in its escaped form. The MIME type is decoded text. `None`
+/// for a `data:` URL without a comma, a header with a bad or lone surrogate escape, or one longer
+/// than [`MEDIA_HEAD_MAX`] bytes, or when the header's buffer cannot be allocated.
+fn decoded_media_info(inner: &str) -> Option<(Option<Cow<'_, str>>, Option<u64>)> {
+    let mut head = String::new();
+    let mut i = 0;
+    let payload = loop {
+        if i >= inner.len() {
+            break None;
+        }
+        let (unit, len) = crate::jsonstr::unit_at(inner, i);
+        let crate::jsonstr::Unit::Char(c) = unit else {
+            return None;
+        };
+        i += len;
+        if c == ',' {
+            break Some(i);
+        }
+        if head.len() >= MEDIA_HEAD_MAX || head.try_reserve(c.len_utf8()).is_err() {
+            return None;
+        }
+        head.push(c);
+        // A remote URL once its first five characters are not `data:`: written as it is.
+        if head.len() >= 5 && !head.as_bytes()[..5].eq_ignore_ascii_case(b"data:") {
+            return Some((None, None));
+        }
+    };
+    if head.len() < 5 || !head.as_bytes()[..5].eq_ignore_ascii_case(b"data:") {
+        return Some((None, None));
+    }
+    let payload = &inner[payload?..];
+    let header = &head[5..];
+    let base64 = header
+        .rsplit(';')
+        .next()
+        .is_some_and(|p| p.eq_ignore_ascii_case("base64"));
+    let size = decoded_size(payload, base64);
+    let mime = header.split(';').next().filter(|m| !m.is_empty());
+    let mime = mime.map(|m| Cow::Owned(m.to_owned()));
+    Some((mime, Some(size)))
+}
+
+/// A media part that can be written: the URL (JSON source text), its MIME type (decoded text)
+/// and, for a `data:` URL, the decoded size.
 struct MediaPart<'a> {
     url: &'a str,
-    mime: Option<&'a str>,
+    mime: Option<Cow<'a, str>>,
     data_size: Option<u64>,
 }
 
 fn write_media(out: &mut Out, media: &MediaPart<'_>) {
-    let (text, mime) = (media.url, media.mime);
+    let (text, mime) = (media.url, media.mime.as_deref());
     let info = media;
     out.push_str(if info.data_size.is_some() {
         r#"{"type":"blob""#
@@ -1152,7 +1212,7 @@ fn write_media(out: &mut Out, media: &MediaPart<'_>) {
             }
         }
         out.push_str(",\"mime_type\":\"");
-        out.push_escaped(mime);
+        out.push_text(mime);
         out.push('"');
     }
     match info.data_size {

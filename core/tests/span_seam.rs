@@ -157,6 +157,79 @@ fn complete_media_parts_never_copy_bytes() {
     );
 }
 
+/// Issue 10 rule 7, every spelling: what a media URL is (`data:` or remote, base64 or not) and its
+/// MIME type are read from the decoded text, so a header spelled with escapes (hand-made JSON;
+/// `JSON.stringify` writes none there) never gets a `data:` URL's bytes copied as a `uri`.
+#[test]
+fn escaped_media_urls_are_classified_by_their_decoded_text() {
+    let part = |url: &str, content_type: Option<&str>| -> (serde_json::Value, String) {
+        let media = match content_type {
+            Some(t) => format!(r#"{{"url":"{url}","contentType":"{t}"}}"#),
+            None => format!(r#"{{"url":"{url}"}}"#),
+        };
+        let input = format!(
+            r#"{{"messages":[{{"role":"user","content":[{{"text":"see"}},{{"media":{media}}}]}}]}}"#
+        );
+        let span = SpanInput {
+            subtype: Some("model"),
+            name: Some("googleai/gemini-2.5-flash"),
+            input: Some(&input),
+            ..SpanInput::default()
+        };
+        let m = mapper(Mode::Complete).map(&span);
+        let messages = s(get(&m, "gen_ai.input.messages")).to_string();
+        let parsed: serde_json::Value = serde_json::from_str(&messages).unwrap();
+        (
+            parsed[0]["parts"].get(1).cloned().unwrap_or_default(),
+            messages,
+        )
+    };
+    for (url, size) in [
+        (r"d\u0061ta:image/png;base64,QUJDREVG", 6),
+        (r"data\u003aimage/png;base64,QUJDREVG", 6),
+        (r"DATA:image/png;b\u0061se64,QUJDREVG", 6),
+        (r"data:image/png;base64\u002cQUJDREVG", 6),
+        (r"data:image\/png;base64,QUJDREVG", 6),
+        (r"d\u0061ta:text/plain,QUJDREVG", 8),
+    ] {
+        let (p, messages) = part(url, None);
+        assert!(!messages.contains("QUJD"), "{url}: {messages}");
+        assert_eq!(p["type"], "blob", "{url}");
+        assert_eq!(p["size"], size, "{url}");
+    }
+    let (p, _) = part(r"d\u0061ta:image/png;base64,QUJDREVG", None);
+    assert_eq!(
+        (p["modality"].as_str(), p["mime_type"].as_str()),
+        (Some("image"), Some("image/png"))
+    );
+    // A MIME type spelled with escapes names its modality, and is written as JSON.stringify would.
+    let (p, _) = part("https://x.test/a", Some(r"image\/jpeg"));
+    assert_eq!(
+        (p["type"].as_str(), p["modality"].as_str()),
+        (Some("uri"), Some("image"))
+    );
+    assert_eq!(p["mime_type"], "image/jpeg");
+    // A remote URL with escapes stays a remote URL, written as it was.
+    let (p, messages) = part(r"https:\/\/x.test\/a.jpg", None);
+    assert_eq!(p["uri"], "https://x.test/a.jpg");
+    assert!(
+        messages.contains(r#""uri":"https:\/\/x.test\/a.jpg""#),
+        "{messages}"
+    );
+    // A header that cannot be read decoded (a lone surrogate escape, a header past the limit,
+    // no comma) leaves the part out: its bytes are never copied.
+    let long = format!(r"d\u0061ta:image/png;{}base64,QUJDREVG", "x".repeat(1100));
+    for url in [
+        r"d\ud800ata:image/png;base64,QUJDREVG",
+        &long,
+        r"d\u0061ta:image/pngQUJDREVG",
+    ] {
+        let (p, messages) = part(url, None);
+        assert!(!messages.contains("QUJD"), "{url}: {messages}");
+        assert!(p.is_null(), "{url}: {p}");
+    }
+}
+
 #[test]
 fn media_info_measures_data_urls() {
     let i = media_info("data:image/png;base64,AAAA").unwrap();
