@@ -76,7 +76,7 @@ fuzz_target!(|data: &[u8]| {
             .chain(attrs.output_tokens.iter());
         for raw in raws {
             assert!(is_json(raw.get()));
-            if let Scalar::Json(text) = Scalar::of(raw) {
+            if let Scalar::Json(text) = Scalar::of(*raw) {
                 assert!(is_json(text));
             }
         }
