@@ -992,25 +992,36 @@ pub struct MediaInfo<'a> {
 /// never unescaped or copied): a `data:` URL's MIME type and decoded size, or a remote URL.
 /// `None` for a `data:` URL without a `,`.
 pub fn media_info(escaped: &str) -> Option<MediaInfo<'_>> {
-    let bytes = escaped.as_bytes();
-    if bytes.len() < 5 || !bytes[..5].eq_ignore_ascii_case(b"data:") {
+    if !is_data_url(escaped) {
         return Some(MediaInfo {
             mime: None,
             data_size: None,
         });
     }
     let comma = escaped.find(',')?;
-    let header = &escaped[5..comma];
-    let payload = &escaped[comma + 1..];
+    let (mime, size) = data_url_info(&escaped[5..comma], &escaped[comma + 1..]);
+    Some(MediaInfo {
+        mime,
+        data_size: Some(size),
+    })
+}
+
+/// Whether `url` (its first five characters) starts with `data:`, in any case.
+fn is_data_url(url: &str) -> bool {
+    url.as_bytes()
+        .get(..5)
+        .is_some_and(|head| head.eq_ignore_ascii_case(b"data:"))
+}
+
+/// A `data:` URL's MIME type and decoded size from its header (between `data:` and the comma,
+/// without escapes: as written, or decoded) and its payload (escaped form, [`decoded_size`]).
+fn data_url_info<'h>(header: &'h str, payload: &str) -> (Option<&'h str>, u64) {
     let mime = header.split(';').next().filter(|m| !m.is_empty());
     let base64 = header
         .rsplit(';')
         .next()
         .is_some_and(|p| p.eq_ignore_ascii_case("base64"));
-    Some(MediaInfo {
-        mime,
-        data_size: Some(decoded_size(payload, base64)),
-    })
+    (mime, decoded_size(payload, base64))
 }
 
 /// Whether `bytes` hold a byte at or below a space (whitespace) and whether they hold a backslash
@@ -1164,21 +1175,15 @@ fn decoded_media_info(inner: &str) -> Option<(Option<Cow<'_, str>>, Option<u64>)
         }
         head.push(c);
         // A remote URL once its first five characters are not `data:`: written as it is.
-        if head.len() >= 5 && !head.as_bytes()[..5].eq_ignore_ascii_case(b"data:") {
+        if head.len() >= 5 && !is_data_url(&head) {
             return Some((None, None));
         }
     };
-    if head.len() < 5 || !head.as_bytes()[..5].eq_ignore_ascii_case(b"data:") {
+    if !is_data_url(&head) {
         return Some((None, None));
     }
-    let payload = &inner[payload?..];
-    let header = &head[5..];
-    let base64 = header
-        .rsplit(';')
-        .next()
-        .is_some_and(|p| p.eq_ignore_ascii_case("base64"));
-    let size = decoded_size(payload, base64);
-    let mime = header.split(';').next().filter(|m| !m.is_empty());
+    let (mime, size) = data_url_info(&head[5..], &inner[payload?..]);
+    // Bounded by MEDIA_HEAD_MAX, as the header itself.
     let mime = mime.map(|m| Cow::Owned(m.to_owned()));
     Some((mime, Some(size)))
 }

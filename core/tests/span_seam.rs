@@ -124,20 +124,24 @@ fn complete_openai_raw_details_and_no_invented_tokens() {
         .all(|(k, _)| !k.starts_with("gen_ai.usage")));
 }
 
+/// `gen_ai.input.messages` of a Gemini model span whose `genkit:input` is `input`, in `mode`.
+fn input_messages(input: &str, mode: Mode) -> String {
+    let span = SpanInput {
+        subtype: Some("model"),
+        name: Some("googleai/gemini-2.5-flash"),
+        input: Some(input),
+        ..SpanInput::default()
+    };
+    s(get(&mapper(mode).map(&span), "gen_ai.input.messages")).to_string()
+}
+
 #[test]
 fn complete_media_parts_never_copy_bytes() {
     let data = "A".repeat(3998);
     let input = format!(
         r#"{{"messages":[{{"role":"user","content":[{{"text":"see"}},{{"media":{{"url":"data:image/png;base64,{data}==","contentType":"image/png"}}}},{{"media":{{"url":"https://x.test/a.jpg","contentType":"image/jpeg"}}}},{{"media":{{"url":"gs://b/v.mp4"}}}}]}}]}}"#
     );
-    let span = SpanInput {
-        subtype: Some("model"),
-        name: Some("googleai/gemini-2.5-flash"),
-        input: Some(&input),
-        ..SpanInput::default()
-    };
-    let m = mapper(Mode::Complete).map(&span);
-    let messages = s(get(&m, "gen_ai.input.messages"));
+    let messages = input_messages(&input, Mode::Complete);
     assert!(!messages.contains("AAAA"), "{messages}");
     let parsed: serde_json::Value = serde_json::from_str(&messages).unwrap();
     let parts = &parsed[0]["parts"];
@@ -150,9 +154,8 @@ fn complete_media_parts_never_copy_bytes() {
     assert_eq!(parts[3]["type"], "uri");
     assert!(parts[3].get("modality").is_none());
     // Reference mode drops media parts, as seed 000 does.
-    let r = mapper(Mode::Reference).map(&span);
     assert_eq!(
-        s(get(&r, "gen_ai.input.messages")),
+        input_messages(&input, Mode::Reference),
         r#"[{"role":"user","parts":[{"type":"text","content":"see"}]}]"#
     );
 }
@@ -170,14 +173,7 @@ fn escaped_media_urls_are_classified_by_their_decoded_text() {
         let input = format!(
             r#"{{"messages":[{{"role":"user","content":[{{"text":"see"}},{{"media":{media}}}]}}]}}"#
         );
-        let span = SpanInput {
-            subtype: Some("model"),
-            name: Some("googleai/gemini-2.5-flash"),
-            input: Some(&input),
-            ..SpanInput::default()
-        };
-        let m = mapper(Mode::Complete).map(&span);
-        let messages = s(get(&m, "gen_ai.input.messages")).to_string();
+        let messages = input_messages(&input, Mode::Complete);
         let parsed: serde_json::Value = serde_json::from_str(&messages).unwrap();
         (
             parsed[0]["parts"].get(1).cloned().unwrap_or_default(),
