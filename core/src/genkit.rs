@@ -111,8 +111,9 @@ impl Drop for Message<'_> {
 
 /// A pool of empty part lists for each thread, so that a model span's 30-40 messages do not each
 /// allocate and free a part list (issue 9: at 10 KB most of a span's `malloc` calls, and more
-/// blocks of one size than glibc's per-thread cache keeps). A list is taken by the fast reader
-/// for each message's `content` and given back, cleared, when the [`Message`] is dropped.
+/// blocks of one size than glibc's per-thread cache keeps). A list is taken by either reader
+/// (the fast one and serde_json's, through [`Keep::list`]) for each message's `content` and given
+/// back, cleared, when the [`Message`] is dropped.
 ///
 /// Bounded: at most [`part_lists::LISTS`] lists of at most [`part_lists::CAPACITY`] parts are
 /// kept (about 110 KB a thread at most); others are freed as before. The pool never panics: a
@@ -516,7 +517,7 @@ impl<'de, T: Deserialize<'de> + Keep> Visitor<'de> for ArrayVisitor<T> {
         f.write_str("any JSON value")
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut items: Vec<T> = Vec::new();
+        let mut items: Vec<T> = T::list();
         while let Some(item) = seq.next_element::<T>()? {
             if !item.keep() {
                 continue;
@@ -1109,6 +1110,11 @@ pub(crate) mod tests {
             .collect()
     }
 
+    /// Empties the thread's pool (what earlier tests on this thread left).
+    fn drain() {
+        while part_lists::take().capacity() != 0 {}
+    }
+
     /// How many lists the thread's pool holds (taken out and given back).
     fn pooled() -> usize {
         let mut lists = Vec::new();
@@ -1126,7 +1132,7 @@ pub(crate) mod tests {
 
     #[test]
     fn a_dropped_messages_part_list_is_the_next_messages_without_a_new_allocation() {
-        while part_lists::take().capacity() != 0 {}
+        drain();
         let text = |n: usize, word: &str| {
             let messages: Vec<String> = (0..n)
                 .map(|i| format!(r#"{{"role":"user","content":[{{"text":"{word} {i}"}}]}}"#))
@@ -1172,12 +1178,21 @@ pub(crate) mod tests {
         assert_eq!(texts, ["\"b 0\"", "\"b 1\"", "\"b 2\""]);
         drop(after);
         assert_eq!(pooled(), 5);
+        // serde_json's reader (where the fast one gives up) takes and gives back the same way.
+        let by_serde: Shape<GenerateRequest<'_>> = serde_json::from_str(&second).expect("JSON");
+        assert_eq!(
+            pooled(),
+            2,
+            "serde_json's reader takes its lists from the pool"
+        );
+        drop(by_serde);
+        assert_eq!(pooled(), 5);
     }
 
     #[test]
     fn the_part_list_pool_keeps_a_bounded_number_of_small_lists() {
-        // Drain what earlier tests on this thread left.
-        while part_lists::take().capacity() != 0 {}
+        drain();
+        // ok: a test's constant-size lists, not sized by a span.
         let big: Vec<Shape<Part<'_>>> = Vec::with_capacity(part_lists::CAPACITY + 1);
         part_lists::give(big);
         assert_eq!(
@@ -1186,6 +1201,7 @@ pub(crate) mod tests {
             "a list over the capacity is freed"
         );
         for _ in 0..part_lists::LISTS + 10 {
+            // ok: a test's constant-size list.
             part_lists::give(Vec::with_capacity(4));
         }
         let mut kept = 0;
@@ -1198,5 +1214,9 @@ pub(crate) mod tests {
         part_lists::give(full);
         let again = part_lists::take();
         assert_eq!((again.len(), again.capacity()), (0, 2));
+        // The bound README.md and the module's doc give: about 110 KB a thread at most.
+        let most =
+            part_lists::LISTS * part_lists::CAPACITY * std::mem::size_of::<Shape<Part<'_>>>();
+        assert!(most <= 112 * 1024, "{most} bytes");
     }
 }
