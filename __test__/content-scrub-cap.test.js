@@ -227,8 +227,19 @@ for (const mode of ["reference", "complete"]) {
     for (const input of [JSON.stringify({ city: "Paris" }), `{"q":"${secret}"}`, 42]) {
       const lookalike = JSON.stringify({ q: "ųk-1234567890abcdefghijklmnopqrstuv", t: "škia" })
       assert.equal(result(input, lookalike), lookalike)
+      // Text beyond ASCII (one read of the output gives its screen and its text): as written.
+      const wide = JSON.stringify({ city: "Zürich", sky: "雨 😀", t: 12 })
+      assert.equal(result(input, wide), wide)
+      // Longer than the screen reads: the exact path.
+      const longResult = JSON.stringify({ q: "city ".repeat(100) })
+      assert.equal(result(input, longResult), longResult)
+      // A lone surrogate: reference mode as the reference processor writes it (escaped by
+      // JSON.stringify inside an object, a string result the string itself); complete mode's
+      // payloads are UTF-8 (U+FFFD in its place).
+      assert.equal(result(input, `{"q":"\uD83D city"}`), mode === "reference" ? `{"q":"\\ud83d city"}` : `{"q":"\uFFFD city"}`)
+      assert.equal(result(input, `"\uD83D"`), mode === "reference" ? "\uD83D" : "\uFFFD")
       assert.equal(result(input, JSON.stringify("It is 14:05\nin Zurich")), "It is 14:05\nin Zurich")
-      for (const output of [JSON.stringify({ log: secret }), JSON.stringify(`line one\n${secret}`), `"\\u0073k-proj-Abc123Def456Ghi789Jkl012Mno345"`]) {
+      for (const output of [JSON.stringify({ log: secret }), JSON.stringify({ log: `${"city ".repeat(100)}${secret}` }), JSON.stringify(`line one\n${secret}`), `"\\u0073k-proj-Abc123Def456Ghi789Jkl012Mno345"`]) {
         const got = result(input, output)
         assert.ok(!got.includes("Abc123Def456Ghi789Jkl012Mno345") && got.includes("[REDACTED]"), `${output}: ${got}`)
       }

@@ -1208,11 +1208,14 @@ pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 8]) -> u
             let mut input_text = false;
             // Arguments and a result the rules leave as they are (most of them): the arguments
             // are written as the value they are, never transcoded, the result without the rules.
-            let (as_is, result_as_is) = match (reads_value, rules) {
+            // With the screens, the output is read into `buf` too.
+            let (as_is, result_as_is, output_read) = match (reads_value, rules) {
                 (true, Some(r)) => {
-                    screens_leave_as_is(&call, r, input.filter(|_| arguments), output)
+                    let (as_is, result_as_is, read) =
+                        screens_leave_as_is(&call, r, input.filter(|_| arguments), output, buf);
+                    (as_is, result_as_is, Some(read))
                 }
-                _ => (None, false),
+                _ => (None, false, None),
             };
             if let (true, Some(raw), true, None) = (arguments, input, reads_value, as_is) {
                 match call.read_string(raw, input_buf) {
@@ -1221,7 +1224,8 @@ pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 8]) -> u
                     other => return other.hand_off().unwrap_or(0),
                 }
             }
-            let has_output = match call.read_string(output, buf) {
+            let output_read = output_read.unwrap_or_else(|| call.read_string(output, buf));
+            let has_output = match output_read {
                 Read::Str => true,
                 Read::Absent => false,
                 other => return other.hand_off().unwrap_or(0),
@@ -1278,29 +1282,50 @@ pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 8]) -> u
 }
 
 /// Which of a tool span's `input` (the arguments, when they are to be written) and `output` the
-/// content rules `rules` are certain to leave as they are, by their Latin-1 screens
-/// ([`Call::screen`]) scanned together ([`Content::leaves_each_as_is`](genkit_for_maple_core::content::Content::leaves_each_as_is)):
-/// the arguments' handle when they are, and whether the output is. Neither for a value that is
-/// not a string, a string of [`SHORT_UNITS`] - 1 units or more, or when either holds a needle.
+/// content rules `rules` are certain to leave as they are, by their screens scanned together
+/// ([`Content::leaves_each_as_is`](genkit_for_maple_core::content::Content::leaves_each_as_is)):
+/// the input's Latin-1 screen ([`Call::screen`]; its text is read only when the rules may change
+/// it), and the output's, which is its text when that is ASCII: the output is read into `buf`
+/// here ([`Call::read_string`]), once (a second napi read and transcoding of an ASCII result cost
+/// more than the copy), its Latin-1 screen read only when it is not ASCII. The arguments' handle
+/// when they are left as they are, whether the output is, and the output's read (`buf` holds its
+/// text when that is [`Read::Str`]). Neither for a value that is not a string, a string of
+/// [`SHORT_UNITS`] - 1 units or more, or when either holds a needle.
 fn screens_leave_as_is(
     call: &Call,
     rules: &genkit_for_maple_core::content::Content,
     input: Option<sys::napi_value>,
     output: sys::napi_value,
-) -> (Option<sys::napi_value>, bool) {
+    buf: &mut String,
+) -> (Option<sys::napi_value>, bool, Read) {
     // The input's screen, a NUL byte (the buffer starts zeroed, and napi ends a string with one),
     // then the output's.
     let mut joined = [0u8; 2 * SHORT_UNITS];
     let input = input.and_then(|raw| Some((raw, call.screen(raw, &mut joined[..SHORT_UNITS])?)));
     let at = input.map_or(0, |(_, n)| n + 1);
-    let output = call.screen(output, &mut joined[at..at + SHORT_UNITS]);
+    // The output's text is needed whatever the screens say: read first, its screen is then that
+    // text when it is ASCII (a copy, no second read), its Latin-1 screen otherwise.
+    let read = call.read_string(output, buf);
+    let screen = &mut joined[at..at + SHORT_UNITS];
+    let output = match read {
+        Read::Str if buf.is_ascii() => screen
+            .get_mut(..buf.len())
+            .filter(|s| s.len() + 1 < SHORT_UNITS)
+            .map(|s| {
+                s.copy_from_slice(buf.as_bytes());
+                s.len()
+            }),
+        Read::Str => call.screen(output, screen),
+        // Not a string, or a read that hands the span off (returned by the caller).
+        _ => None,
+    };
     let longest = input.map_or(0, |(_, n)| n).max(output.unwrap_or(0));
     let len = at + output.unwrap_or(0);
     let any = input.is_some() || output.is_some();
     if any && rules.leaves_each_as_is(&joined[..len], longest) {
-        (input.map(|(raw, _)| raw), output.is_some())
+        (input.map(|(raw, _)| raw), output.is_some(), read)
     } else {
-        (None, false)
+        (None, false, read)
     }
 }
 
