@@ -116,3 +116,21 @@ test("a resizable ArrayBuffer shrunk, or a buffer detached, while the binding ru
     assert.equal(buffer.byteLength, 0 + (how === "too small" ? 8 : 0), how)
   }
 })
+
+test("a sink whose values are not an Array (an array-like object, a typed array, a string) is no sink: each entry writes every attribute into the map itself", () => {
+  for (const [name, args] of Object.entries(calls)) {
+    const e = copyOf(rowOf[name].attributes)
+    native[name](...args(e))
+    assert.ok(Object.keys(gen(e)).length >= 2, `${name}: the attributes without a sink`)
+    for (const values of [{ length: 128 }, Object.assign(Object.create(Array.prototype), { length: 128 }), new Float64Array(128), "x".repeat(128)]) {
+      const buffer = new ArrayBuffer(8 * 129)
+      const a = copyOf(rowOf[name].attributes)
+      const argv = args(a)
+      while (argv.length < (name === "mapSpan" ? 15 : name === "mapModelSpan" ? 7 : 6)) argv.push(undefined)
+      const flags = native[name](...argv, buffer, values)
+      assert.equal(flags & (P.NEEDS_JS | P.PANIC), 0, `${name}: ${Object.prototype.toString.call(values)}`)
+      assert.deepEqual(gen(a), gen(e), `${name}: ${Object.prototype.toString.call(values)}`)
+      assert.equal(new Float64Array(buffer)[0], 0, `${name}: nothing recorded in the codes`)
+    }
+  }
+})

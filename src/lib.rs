@@ -1176,7 +1176,10 @@ pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 8]) -> u
         Ok(rules) => rules,
         Err(flags) => return flags | call.finish_sink(),
     };
-    let slice = raw::given(env, slice);
+    // `String.prototype.slice`, checked only where a value could be written as a slice (a long
+    // string output under rules that read nothing, a long value): a tool span's napi calls are
+    // most of its cost.
+    let slice_given = || raw::given(env, slice);
     let with_arguments = raw::boolean(env, with_arguments);
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let key = c"gen_ai.tool.call.result";
@@ -1187,9 +1190,11 @@ pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 8]) -> u
         let reads_value = rules.is_some_and(|r| !r.is_passthrough());
         // The flags of the arguments once written (by the slice path below).
         let mut arguments_written: Option<u32> = None;
-        // Issue 13: a long JSON string without escapes, checked in chunks, written as a slice.
-        if let (Some(slice), Some(len)) = (slice, call.string_length(output)) {
-            if len >= slice::STREAM_UNITS && !reads_value {
+        // Issue 13: a long JSON string without escapes, checked in chunks, written as a slice
+        // (under rules that read values, the output is read whole below: its length is not asked).
+        let long = (!reads_value).then(|| Some((slice_given()?, call.string_length(output)?)));
+        if let Some(Some((slice, len))) = long {
+            if len >= slice::STREAM_UNITS {
                 // Rules that read nothing: the arguments as they are, first (seed 000's order),
                 // once: should the slice path fall through, the path below does not write them.
                 let mut written = content::Written::default();
@@ -1255,6 +1260,9 @@ pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 8]) -> u
             }
             let result_rules = if result_as_is { None } else { rules };
             let write = |value: &str, json: Option<bool>, written: &mut content::Written| {
+                let slice = (value.len() >= slice::SLICE_BYTES)
+                    .then(slice_given)
+                    .flatten();
                 slice::write_range(
                     &call,
                     result_rules,

@@ -149,6 +149,11 @@ pub(crate) fn mapper_id(env: sys::napi_env, value: sys::napi_value) -> Option<u3
     if unsafe { sys::napi_get_value_double(env, value, &mut n) } != sys::Status::napi_ok {
         return None;
     }
+    id_from(n)
+}
+
+/// The mapper id the number `n` is ([`mapper_id`]): an integer from 1 to `u32::MAX`, exactly.
+pub(crate) fn id_from(n: f64) -> Option<u32> {
     (n >= 1.0 && n <= f64::from(u32::MAX) && n.fract() == 0.0).then_some(n as u32)
 }
 

@@ -347,14 +347,10 @@ impl Sink {
         values: sys::napi_value,
         arguments: [sys::napi_value; 2],
     ) -> Option<Sink> {
-        let mut is_array = false;
-        // SAFETY: live `env`, valid out-pointer.
-        unsafe { sys::napi_is_array(env, values, &mut is_array) };
-        if !is_array {
-            return None;
-        }
         let mut values_len = 0u32;
-        // SAFETY: `values` is an array (checked above), valid out-pointer.
+        // SAFETY: live `env`, a handle of the call, valid out-pointer. napi checks that `values`
+        // is an array itself (`napi_array_expected` otherwise, no exception), so no
+        // `napi_is_array` call before it.
         if unsafe { sys::napi_get_array_length(env, values, &mut values_len) }
             != sys::Status::napi_ok
         {

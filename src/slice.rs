@@ -25,7 +25,7 @@ use std::ptr;
 pub(crate) const STREAM_UNITS: usize = 64 << 10;
 
 /// Values from this length on (UTF-8 bytes) are created as slices by [`write_range`].
-const SLICE_BYTES: usize = 4096;
+pub(crate) const SLICE_BYTES: usize = 4096;
 
 /// The code units read at a time by [`plain_string`] (64 KiB of UTF-16).
 const CHUNK_UNITS: usize = 32 << 10;
