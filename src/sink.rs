@@ -172,15 +172,38 @@ pub const KEYS: &[&str] = &[
     "genkit_for_maple.content.capped",
 ];
 
-/// `1 +` the index of `key` in [`KEYS`], or `0`, searched from index `from` on, round the list
-/// (the writers write keys in about [`KEYS`]' order, so the next key is usually the next one).
-/// Lengths are compared first: the bytes only of a key of the same length.
+/// Per key length in bytes: bit `i` set for each `KEYS[i]` of that length (one to three keys a
+/// length), so that [`key_code`] compares a key with the listed keys of its length only.
+const KEYS_BY_LENGTH: [u64; 64] = {
+    assert!(KEYS.len() <= 64, "a key's bit must fit a u64");
+    let mut table = [0u64; 64];
+    let mut i = 0;
+    while i < KEYS.len() {
+        assert!(KEYS[i].len() < 64, "a key's length must index the table");
+        table[KEYS[i].len()] |= 1 << i;
+        i += 1;
+    }
+    table
+};
+
+/// `1 +` the index of `key` in [`KEYS`], or `0`. The key at index `from` is tried first (the
+/// writers write keys in about [`KEYS`]' order, so the next key is usually the next one), then
+/// the keys of `key`'s length ([`KEYS_BY_LENGTH`]; the keys are distinct, so the order of the
+/// tries changes only the time: a tool span's first key, `gen_ai.tool.call.arguments`, cost a
+/// walk of 26 entries when searched round the list).
 fn key_code(key: &[u8], from: usize) -> u32 {
-    let from = from.min(KEYS.len());
-    (from..KEYS.len())
-        .chain(0..from)
-        .find(|&i| KEYS[i].len() == key.len() && KEYS[i].as_bytes() == key)
-        .map_or(0, |i| i as u32 + 1)
+    if KEYS.get(from).is_some_and(|k| k.as_bytes() == key) {
+        return from as u32 + 1;
+    }
+    let mut bits = KEYS_BY_LENGTH.get(key.len()).copied().unwrap_or(0);
+    while bits != 0 {
+        let i = bits.trailing_zeros() as usize;
+        if KEYS.get(i).is_some_and(|k| k.as_bytes() == key) {
+            return i as u32 + 1;
+        }
+        bits &= bits - 1;
+    }
+    0
 }
 
 /// [`KEYS`], for the test that checks each case of `js/sink.js` writes the key of its code.
@@ -758,6 +781,15 @@ mod tests {
             }
             assert_eq!(key_code(b"gen_ai.unknown", from), 0);
             assert_eq!(key_code(b"", from), 0);
+            // Unlisted keys of a listed key's length, and one longer than the table.
+            for key in KEYS {
+                let mut other = key.as_bytes().to_vec();
+                if let Some(last) = other.last_mut() {
+                    *last ^= 0x20;
+                }
+                assert_eq!(key_code(&other, from), 0, "{key} changed, from {from}");
+            }
+            assert_eq!(key_code(&[b'g'; 100], from), 0);
         }
         let mut seen = std::collections::HashSet::new();
         assert!(
