@@ -124,6 +124,32 @@ test("with secret scrubbing on: a result the scrubber leaves alone is a slice of
   assert.ok(!attrs["gen_ai.tool.call.result"].includes("sk-ant-api03"), "scrubbed")
 })
 
+test("with secret scrubbing on, a long result the scrubber leaves alone is made by the slice function the binding is given (a range of the output, not a copy); a short one never calls it", () => {
+  const calls = []
+  function slice(...args) {
+    calls.push([this.length, ...args])
+    return String.prototype.slice.apply(this, args)
+  }
+  const cases = [
+    [literal(STREAM + 3, "c"), [[STREAM + 5, 1, STREAM + 4]]],
+    [literal(5000, "é"), [[5002, 1, 5001]]],
+    [literal(5000, "😀"), [[10002, 1, 10001]]],
+    // Short texts are copied; a JSON value as written is the output itself.
+    [literal(100, "c"), []],
+    [`{"data":"${"d".repeat(5000)}","n":1}`, []],
+  ]
+  for (const [output, expected] of cases) {
+    calls.length = 0
+    const attrs = tool(output)
+    const flags = scrubbing.native.mapToolSpan(attrs, output, scrubbing.rulesId, slice, attrs["genkit:input"], true)
+    assert.equal(flags, 0, `length ${output.length}`)
+    assert.deepEqual(calls, expected, `length ${output.length}`)
+    const js = tool(output)
+    mapSpanJs(js)
+    assert.equal(attrs["gen_ai.tool.call.result"], js["gen_ai.tool.call.result"], `length ${output.length}`)
+  }
+})
+
 test("a String.prototype.slice replaced after the processor loaded is not called", () => {
   const original = String.prototype.slice
   const outputs = [literal(STREAM * 2, "s"), `{"k":"${"v".repeat(1000)}"}`]

@@ -1177,8 +1177,8 @@ pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 8]) -> u
         Err(flags) => return flags | call.finish_sink(),
     };
     // `String.prototype.slice`, checked only where a value could be written as a slice (a long
-    // string output under rules that read nothing, a long value): a tool span's napi calls are
-    // most of its cost.
+    // string output under rules that read nothing, a long value: `slice::write_range`): a tool
+    // span's napi calls are most of its cost.
     let slice_given = || raw::given(env, slice);
     let with_arguments = raw::boolean(env, with_arguments);
     let outcome = catch_unwind(AssertUnwindSafe(|| {
@@ -1192,8 +1192,10 @@ pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 8]) -> u
         let mut arguments_written: Option<u32> = None;
         // Issue 13: a long JSON string without escapes, checked in chunks, written as a slice
         // (under rules that read values, the output is read whole below: its length is not asked).
-        let long = (!reads_value).then(|| Some((slice_given()?, call.string_length(output)?)));
-        if let Some(Some((slice, len))) = long {
+        let long = (!reads_value)
+            .then(|| Some((slice_given()?, call.string_length(output)?)))
+            .flatten();
+        if let Some((slice, len)) = long {
             if len >= slice::STREAM_UNITS {
                 // Rules that read nothing: the arguments as they are, first (seed 000's order),
                 // once: should the slice path fall through, the path below does not write them.
@@ -1260,9 +1262,6 @@ pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 8]) -> u
             }
             let result_rules = if result_as_is { None } else { rules };
             let write = |value: &str, json: Option<bool>, written: &mut content::Written| {
-                let slice = (value.len() >= slice::SLICE_BYTES)
-                    .then(slice_given)
-                    .flatten();
                 slice::write_range(
                     &call,
                     result_rules,
@@ -1271,7 +1270,7 @@ pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 8]) -> u
                     json,
                     whole,
                     output,
-                    slice,
+                    slice_given,
                     written,
                 )
             };

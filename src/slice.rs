@@ -25,7 +25,7 @@ use std::ptr;
 pub(crate) const STREAM_UNITS: usize = 64 << 10;
 
 /// Values from this length on (UTF-8 bytes) are created as slices by [`write_range`].
-pub(crate) const SLICE_BYTES: usize = 4096;
+const SLICE_BYTES: usize = 4096;
 
 /// The code units read at a time by [`plain_string`] (64 KiB of UTF-16).
 const CHUNK_UNITS: usize = 32 << 10;
@@ -94,7 +94,9 @@ fn unit_range(whole: &str, part: &str) -> Option<(usize, usize)> {
 /// rules leave as it is and that lies inside `whole` (the UTF-8 copy of the JavaScript string
 /// `parent`) is created as a slice of `parent`, without a copy (and is `parent` itself when it is
 /// all of it). `json`: whether `value` is known
-/// to be valid JSON ([`Content::filter_as`]). The rules run once.
+/// to be valid JSON ([`Content::filter_as`]). The rules run once. `slice` gives
+/// `String.prototype.slice` when the caller has it; it is asked only for a value long enough to
+/// be made a slice (its type check is a napi call most values do not need).
 /// Returns problem flags.
 #[allow(clippy::too_many_arguments)] // ok: the call's handles, the rules and the value's origin
 pub(crate) fn write_range(
@@ -105,7 +107,7 @@ pub(crate) fn write_range(
     json: Option<bool>,
     whole: &str,
     parent: sys::napi_value,
-    slice: Option<sys::napi_value>,
+    slice: impl FnOnce() -> Option<sys::napi_value>,
     written: &mut super::content::Written,
 ) -> u32 {
     let filtered = content.map(|rules| rules.filter_as(super::content::key_name(key), value, json));
@@ -117,11 +119,10 @@ pub(crate) fn write_range(
     }
     // Short values are copied: below [`SLICE_BYTES`] the call into `String.prototype.slice`
     // costs more than the copy it spares.
-    let range = match slice {
-        Some(slice) if same && value.len() >= SLICE_BYTES => {
-            unit_range(whole, value).map(|(a, b)| (slice, a, b))
-        }
-        _ => None,
+    let range = if same && value.len() >= SLICE_BYTES {
+        slice().and_then(|slice| unit_range(whole, value).map(|(a, b)| (slice, a, b)))
+    } else {
+        None
     };
     match (range, filtered) {
         (Some((slice, a, b)), _) => call.set_with(key, || slice_of(call, slice, parent, a, b)),

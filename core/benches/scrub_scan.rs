@@ -9,6 +9,12 @@
 //! - `is_clean`: [`Scrubber::is_clean`] of the whole source.
 //!
 //! Throughput is the source's length in bytes.
+//!
+//! And a tool span's screen (`tool/has_no_needle`): the binding scans a reference-mode tool
+//! span's arguments and result joined by a NUL byte, once (`src/lib.rs` `screens_leave_as_is`),
+//! here a corpus weather tool's (89 bytes), its result alone (72), and 88 bytes of `x` (no
+//! candidate for the needles' first bytes: the scan's fixed cost). `cargo bench -p
+//! genkit-for-maple-core --bench scrub_scan -- tool` runs these alone.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use genkit_for_maple_core::scrub::{Scrubber, SourceScrubber};
@@ -62,6 +68,25 @@ fn bench(c: &mut Criterion) {
                 b.iter(|| black_box(scrubber.is_clean(black_box(&input))))
             });
         }
+    }
+    group.finish();
+    let mut group = c.benchmark_group("tool");
+    group.warm_up_time(Duration::from_millis(500));
+    group.measurement_time(Duration::from_secs(2));
+    let result = r#"{"city":"Paris","tempC":18.5,"conditions":"partly cloudy","humid":true}"#;
+    let joined = format!("{}\0{result}", r#"{"city":"Paris"}"#);
+    for (id, text) in [
+        ("joined", joined.as_str()),
+        ("result", result),
+        ("x88", &"x".repeat(88)),
+    ] {
+        assert!(
+            scrubber.has_no_needle(text.as_bytes()),
+            "{id} holds a needle"
+        );
+        group.bench_function(BenchmarkId::new("has_no_needle", id), |b| {
+            b.iter(|| black_box(scrubber.has_no_needle(black_box(text.as_bytes()))))
+        });
     }
     group.finish();
 }

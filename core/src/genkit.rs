@@ -1192,8 +1192,7 @@ pub(crate) mod tests {
     #[test]
     fn the_part_list_pool_keeps_a_bounded_number_of_small_lists() {
         drain();
-        // ok: a test's constant-size lists, not sized by a span.
-        let big: Vec<Shape<Part<'_>>> = Vec::with_capacity(part_lists::CAPACITY + 1);
+        let big: Vec<Shape<Part<'_>>> = Vec::with_capacity(part_lists::CAPACITY + 1); // ok: a test's constant size, not a span's
         part_lists::give(big);
         assert_eq!(
             part_lists::take().capacity(),
@@ -1201,8 +1200,7 @@ pub(crate) mod tests {
             "a list over the capacity is freed"
         );
         for _ in 0..part_lists::LISTS + 10 {
-            // ok: a test's constant-size list.
-            part_lists::give(Vec::with_capacity(4));
+            part_lists::give(Vec::with_capacity(4)); // ok: a test's constant size
         }
         let mut kept = 0;
         while part_lists::take().capacity() == 4 {
