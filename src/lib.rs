@@ -56,6 +56,7 @@ use napi::sys;
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::ffi::CStr;
+use std::mem::MaybeUninit;
 use std::ops::RangeInclusive;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
@@ -218,12 +219,14 @@ impl Call {
     /// unit cut to its low byte (`napi_get_value_string_latin1`, no transcoding), in `buf`, for
     /// [`Content::leaves_each_as_is`](genkit_for_maple_core::content::Content::leaves_each_as_is). Its
     /// length, or `None` for another type, a longer string or an error.
-    fn screen(&self, value: sys::napi_value, buf: &mut [u8]) -> Option<usize> {
+    /// The bytes `buf[..n]` and the NUL at `buf[n]` are initialised when it answers `Some(n)`
+    /// (napi writes the string's bytes, then a NUL after them).
+    fn screen(&self, value: sys::napi_value, buf: &mut [MaybeUninit<u8>]) -> Option<usize> {
         let mut written = 0usize;
-        // SAFETY: live handles of the current call; `buf` is valid for `buf.len()` bytes, napi
-        // writes at most that many (NUL included) and reports the count without the NUL in
-        // `written`. A value that is not a string makes napi return `napi_string_expected` (no
-        // exception).
+        // SAFETY: live handles of the current call; `buf` is valid for `buf.len()` bytes
+        // (`MaybeUninit<u8>` has `u8`'s layout), napi writes at most that many (NUL included) and
+        // reports the count without the NUL in `written`. A value that is not a string makes napi
+        // return `napi_string_expected` (no exception).
         let status = unsafe {
             sys::napi_get_value_string_latin1(
                 self.env,
@@ -291,17 +294,18 @@ impl Call {
         buf.clear();
         // A short string (most tool arguments and results, every id and name) in one napi call
         // into the stack: its length query and the per-thread buffer cost more than its copy.
-        let mut short = [0u16; SHORT_UNITS];
+        // Not zeroed (512 bytes a call): napi initialises what is read of it.
+        let mut short = [MaybeUninit::<u16>::uninit(); SHORT_UNITS];
         let mut written = 0usize;
         // SAFETY: live handles of the current call; `short` is valid for `SHORT_UNITS` code
-        // units, napi writes at most that many (NUL included) and reports the count without the
-        // NUL in `written`. A value that is not a string makes napi return
-        // `napi_string_expected` (no exception), which is the type check.
+        // units (`MaybeUninit<u16>` has `u16`'s layout), napi writes at most that many (NUL
+        // included) and reports the count without the NUL in `written`. A value that is not a
+        // string makes napi return `napi_string_expected` (no exception), which is the type check.
         let status = unsafe {
             sys::napi_get_value_string_utf16(
                 self.env,
                 value,
-                short.as_mut_ptr(),
+                short.as_mut_ptr().cast(),
                 SHORT_UNITS,
                 &mut written,
             )
@@ -311,7 +315,13 @@ impl Call {
         }
         // Fewer units than the room without the NUL: the whole string.
         if written < SHORT_UNITS - 1 {
-            let units = &short[..written];
+            // SAFETY: napi answered `napi_ok`, so it wrote the string's `written` code units to
+            // `short[..written]` (Node's napi_get_value_string_utf16: `String::Write` of at most
+            // `SHORT_UNITS - 1` units, the count returned in `written`, then a NUL after them);
+            // `written < SHORT_UNITS`, so the range lies inside `short`, and `MaybeUninit<u16>`
+            // has `u16`'s layout. The slice is read only while `short` lives, never written.
+            let units: &[u16] =
+                unsafe { std::slice::from_raw_parts(short.as_ptr().cast::<u16>(), written) };
             if let Some(keep) = keep {
                 if keep.try_reserve_exact(units.len()).is_err() {
                     // Narrowed, the units are the text: without them, transcode.
@@ -1305,9 +1315,9 @@ fn screens_leave_as_is(
     output: sys::napi_value,
     buf: &mut String,
 ) -> (Option<sys::napi_value>, bool, Read) {
-    // The input's screen, a NUL byte (the buffer starts zeroed, and napi ends a string with one),
-    // then the output's.
-    let mut joined = [0u8; 2 * SHORT_UNITS];
+    // The input's screen, a NUL byte (napi ends a string with one), then the output's. Not
+    // zeroed (512 bytes a call): only what was written is read.
+    let mut joined = [MaybeUninit::<u8>::uninit(); 2 * SHORT_UNITS];
     let input = input.and_then(|raw| Some((raw, call.screen(raw, &mut joined[..SHORT_UNITS])?)));
     let at = input.map_or(0, |(_, n)| n + 1);
     // The output's text is needed whatever the screens say: read first, its screen is then that
@@ -1319,7 +1329,9 @@ fn screens_leave_as_is(
             .get_mut(..buf.len())
             .filter(|s| s.len() + 1 < SHORT_UNITS)
             .map(|s| {
-                s.copy_from_slice(buf.as_bytes());
+                for (to, &b) in s.iter_mut().zip(buf.as_bytes()) {
+                    to.write(b);
+                }
                 s.len()
             }),
         Read::Str => call.screen(output, screen),
@@ -1328,8 +1340,15 @@ fn screens_leave_as_is(
     };
     let longest = input.map_or(0, |(_, n)| n).max(output.unwrap_or(0));
     let len = at + output.unwrap_or(0);
+    // SAFETY: `joined[..len]` is initialised: with an input screen of `n` bytes, `call.screen`
+    // wrote `joined[..n]` and the NUL at `joined[n]` (`at` is `n + 1`, 0 without one); with an
+    // output screen of `m` bytes, `joined[at..at + m]` was written by the copy above (all of
+    // `s`, `buf.len()` bytes) or by `call.screen`; `len` is `at + m` (`m` 0 without one), at
+    // most `2 * SHORT_UNITS` (each screen is shorter than `SHORT_UNITS`). `MaybeUninit<u8>` has
+    // `u8`'s layout; the slice is only read, while `joined` lives.
+    let joined: &[u8] = unsafe { std::slice::from_raw_parts(joined.as_ptr().cast::<u8>(), len) };
     let any = input.is_some() || output.is_some();
-    if any && rules.leaves_each_as_is(&joined[..len], longest) {
+    if any && rules.leaves_each_as_is(joined, longest) {
         (input.map(|(raw, _)| raw), output.is_some(), read)
     } else {
         (None, false, read)
