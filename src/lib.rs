@@ -219,8 +219,8 @@ impl Call {
     /// unit cut to its low byte (`napi_get_value_string_latin1`, no transcoding), in `buf`, for
     /// [`Content::leaves_each_as_is`](genkit_for_maple_core::content::Content::leaves_each_as_is). Its
     /// length, or `None` for another type, a longer string or an error.
-    /// The bytes `buf[..n]` and the NUL at `buf[n]` are initialised when it answers `Some(n)`
-    /// (napi writes the string's bytes, then a NUL after them).
+    /// The bytes `buf[..n]` are initialised when it answers `Some(n)` (napi's `result`: the
+    /// bytes copied), and `n + 1 < buf.len()`.
     fn screen(&self, value: sys::napi_value, buf: &mut [MaybeUninit<u8>]) -> Option<usize> {
         let mut written = 0usize;
         // SAFETY: live handles of the current call; `buf` is valid for `buf.len()` bytes
@@ -315,13 +315,13 @@ impl Call {
         }
         // Fewer units than the room without the NUL: the whole string.
         if written < SHORT_UNITS - 1 {
-            // SAFETY: napi answered `napi_ok`, so it wrote the string's `written` code units to
-            // `short[..written]` (Node's napi_get_value_string_utf16: `String::Write` of at most
-            // `SHORT_UNITS - 1` units, the count returned in `written`, then a NUL after them);
-            // `written < SHORT_UNITS`, so the range lies inside `short`, and `MaybeUninit<u16>`
-            // has `u16`'s layout. The slice is read only while `short` lives, never written.
-            let units: &[u16] =
-                unsafe { std::slice::from_raw_parts(short.as_ptr().cast::<u16>(), written) };
+            let Some(copied) = short.get(..written) else {
+                return Read::Absent; // not reached: `written < SHORT_UNITS`
+            };
+            // SAFETY: napi answered `napi_ok`, so it copied `written` code units into
+            // `short[..written]` (Node-API: `result` is the number of units copied into the
+            // buffer, the NUL excluded); `copied` is that range, bounds-checked above.
+            let units: &[u16] = unsafe { copied.assume_init_ref() };
             if let Some(keep) = keep {
                 if keep.try_reserve_exact(units.len()).is_err() {
                     // Narrowed, the units are the text: without them, transcode.
@@ -1315,10 +1315,15 @@ fn screens_leave_as_is(
     output: sys::napi_value,
     buf: &mut String,
 ) -> (Option<sys::napi_value>, bool, Read) {
-    // The input's screen, a NUL byte (napi ends a string with one), then the output's. Not
-    // zeroed (512 bytes a call): only what was written is read.
+    // The input's screen, a NUL byte, then the output's. Not zeroed (512 bytes a call): only
+    // what was written is read.
     let mut joined = [MaybeUninit::<u8>::uninit(); 2 * SHORT_UNITS];
-    let input = input.and_then(|raw| Some((raw, call.screen(raw, &mut joined[..SHORT_UNITS])?)));
+    let input = input.and_then(|raw| {
+        let n = call.screen(raw, &mut joined[..SHORT_UNITS])?;
+        // The separator, ours: `n + 1 < SHORT_UNITS` (`Call::screen`).
+        joined.get_mut(n)?.write(0);
+        Some((raw, n))
+    });
     let at = input.map_or(0, |(_, n)| n + 1);
     // The output's text is needed whatever the screens say: read first, its screen is then that
     // text when it is ASCII (a copy, no second read), its Latin-1 screen otherwise.
@@ -1339,14 +1344,15 @@ fn screens_leave_as_is(
         _ => None,
     };
     let longest = input.map_or(0, |(_, n)| n).max(output.unwrap_or(0));
-    let len = at + output.unwrap_or(0);
-    // SAFETY: `joined[..len]` is initialised: with an input screen of `n` bytes, `call.screen`
-    // wrote `joined[..n]` and the NUL at `joined[n]` (`at` is `n + 1`, 0 without one); with an
-    // output screen of `m` bytes, `joined[at..at + m]` was written by the copy above (all of
-    // `s`, `buf.len()` bytes) or by `call.screen`; `len` is `at + m` (`m` 0 without one), at
-    // most `2 * SHORT_UNITS` (each screen is shorter than `SHORT_UNITS`). `MaybeUninit<u8>` has
-    // `u8`'s layout; the slice is only read, while `joined` lives.
-    let joined: &[u8] = unsafe { std::slice::from_raw_parts(joined.as_ptr().cast::<u8>(), len) };
+    let Some(written) = joined.get(..at + output.unwrap_or(0)) else {
+        return (None, false, read); // not reached: each screen is shorter than SHORT_UNITS
+    };
+    // SAFETY: every byte of `written` was written: with an input screen of `n` bytes,
+    // `call.screen` wrote `joined[..n]` (napi copies `n` bytes, its `result`) and the separator
+    // `joined[n]` was written above (`at` is `n + 1`, 0 without one); with an output screen of
+    // `m` bytes, `joined[at..at + m]` was written by the copy above (all of `s`, as long as
+    // `buf`) or by `call.screen`; `written` is `joined[..at + m]` (`m` 0 without one).
+    let joined: &[u8] = unsafe { written.assume_init_ref() };
     let any = input.is_some() || output.is_some();
     if any && rules.leaves_each_as_is(joined, longest) {
         (input.map(|(raw, _)| raw), output.is_some(), read)
