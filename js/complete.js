@@ -121,8 +121,8 @@ function mapComplete(mapperId, native, span, attrs, subtype, guard) {
   const spanId = str(ctx?.spanId)
   // Read once, here (a getter is never called twice; one that throws costs only what derives
   // from its value), as the reference path reads them (js/processor.js mapModelNative).
-  const input = js.read(attrs, "genkit:input")
-  const output = js.read(attrs, "genkit:output")
+  const input = js.readInput(attrs)
+  const output = js.readOutput(attrs)
   const threw = (input === js.THREW ? 1 : 0) | (output === js.THREW ? 2 : 0)
   // A direct call (not a spread of an argument array): this runs for every model and tool span.
   let out = sink.take()

@@ -27,12 +27,24 @@ const P = Object.freeze({
 const THREW = Symbol("getter threw")
 
 /**
- * `attrs[key]`, read once; `THREW` when a getter or Proxy trap of a user-made attribute map throws
- * (then only the attributes derived from this one are omitted).
+ * `attrs["genkit:input"]`, read once; `THREW` when a getter or Proxy trap of a user-made attribute
+ * map throws (then only the attributes derived from it are omitted). The key is written out in
+ * each reader: a named load, where one reader taking the key as a parameter made a keyed load
+ * that stays megamorphic (`KeyedLoadIC_Megamorphic`, 3% of a tool span's time; BENCHMARKS.md
+ * "Stop 44").
  */
-function read(attrs, key) {
+function readInput(attrs) {
   try {
-    return attrs[key]
+    return attrs["genkit:input"]
+  } catch {
+    return THREW
+  }
+}
+
+/** `attrs["genkit:output"]`, read once, as `readInput` reads `genkit:input`. */
+function readOutput(attrs) {
+  try {
+    return attrs["genkit:output"]
   } catch {
     return THREW
   }
@@ -98,8 +110,8 @@ function parse(value) {
  */
 function mapModelAttributes(attrs, rawInput, rawOutput) {
   if (arguments.length < 3) {
-    rawInput = read(attrs, "genkit:input")
-    rawOutput = read(attrs, "genkit:output")
+    rawInput = readInput(attrs)
+    rawOutput = readOutput(attrs)
   }
   let problems = 0
   const input = rawInput === THREW ? THREW : parse(rawInput)
@@ -178,7 +190,7 @@ function mapModelAttributes(attrs, rawInput, rawOutput) {
  * @param {Record<string, unknown>} attrs
  */
 function mapToolResult(attrs, rawOutput) {
-  if (arguments.length < 2) rawOutput = read(attrs, "genkit:output")
+  if (arguments.length < 2) rawOutput = readOutput(attrs)
   if (rawOutput === THREW) return P.ATTRIBUTE_TYPE | P.TOOL_OUTPUT_NOT_JSON
   const result = parse(rawOutput)
   if (result === FAIL) return P.TOOL_OUTPUT_NOT_JSON
@@ -233,7 +245,7 @@ function mapModelName(attrs) {
 /** Sets the tool span attributes that copy attribute values (seed 000). */
 function mapToolName(attrs) {
   const flags = mapToolOperation(attrs)
-  return flags | mapToolArguments(attrs, read(attrs, "genkit:input"))
+  return flags | mapToolArguments(attrs, readInput(attrs))
 }
 
 /** Sets `gen_ai.operation.name` and `gen_ai.tool.name` of a tool span (no content). */
@@ -272,4 +284,4 @@ function mapSpanJs(attrs) {
   }
 }
 
-module.exports = { P, FAIL, THREW, read, parse, mapSpanJs, mapAgent, mapModelName, mapModelAttributes, mapToolName, mapToolOperation, mapToolArguments, mapToolResult }
+module.exports = { P, FAIL, THREW, readInput, readOutput, parse, mapSpanJs, mapAgent, mapModelName, mapModelAttributes, mapToolName, mapToolOperation, mapToolArguments, mapToolResult }

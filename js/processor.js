@@ -122,8 +122,8 @@ const stringConcat = String.prototype.concat
  * hand-off size), OUT_OF_MEMORY or PANIC, the JS twin maps the span from the same values.
  */
 function mapModelNative(native, attrs, rulesId, guard) {
-  const input = js.read(attrs, "genkit:input")
-  const output = js.read(attrs, "genkit:output")
+  const input = js.readInput(attrs)
+  const output = js.readOutput(attrs)
   const inputThrew = input === js.THREW
   const out = sink.take()
   const inputValue = inputThrew ? undefined : input
@@ -146,8 +146,8 @@ function mapModelNative(native, attrs, rulesId, guard) {
  */
 function mapToolNative(native, attrs, rulesId, guard) {
   const head = js.mapToolOperation(attrs)
-  const input = js.read(attrs, "genkit:input")
-  const output = js.read(attrs, "genkit:output")
+  const input = js.readInput(attrs)
+  const output = js.readOutput(attrs)
   const inputThrew = input === js.THREW
   const outputThrew = output === js.THREW
   const out = sink.take()
