@@ -32,7 +32,10 @@ function loadNative() {
     try {
       // The attribute sink's table of constants is the binding's own (src/sink.rs CONSTANTS).
       sink.useConstants(result.binding.sinkConstants())
-      native = result.binding
+      // A copy of the exports in fast mode: the addon's own exports object is a dictionary
+      // (Node-API defines its properties one by one), so each `native.mapSpan` of a span was a
+      // dictionary lookup (BENCHMARKS.md "Stop 44").
+      native = { ...result.binding }
     } catch (error) {
       nativeError = { error } // a binding that cannot give its table is not used
     }
