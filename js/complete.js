@@ -33,7 +33,7 @@ function exceptionOf(span) {
 
 function nameOf(attrs) {
   const v = attrs["genkit:name"]
-  return v === undefined ? undefined : String(v)
+  return typeof v === "string" || v === undefined ? v : String(v)
 }
 
 /** Replaces lone surrogates in every string and key of a parsed JSON value (UTF-8 cannot carry

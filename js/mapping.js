@@ -224,7 +224,9 @@ function mapAgent(attrs) {
  */
 function nameOf(attrs) {
   try {
-    return String(attrs["genkit:name"])
+    const name = attrs["genkit:name"]
+    // A string as it is (what `String` gives it) without the call of the `String` builtin.
+    return typeof name === "string" ? name : String(name)
   } catch {
     return undefined
   }
