@@ -130,9 +130,10 @@ function mapComplete(mapperId, native, span, attrs, subtype, guard) {
   const outputValue = threw & 2 ? undefined : output
   let result = native.mapSpan(mapperId, attrs, inputValue, outputValue, threw, subtype, name, status, type, stack, traceId, spanId, parent, endSeconds, endNanos, out.buffer, out.values)
   result |= sink.flush(attrs, out, (result & (P.NEEDS_JS | P.PANIC)) !== 0, inputValue, outputValue)
-  // The mapper keeps tool call id state (native TOOL_CALL_STATE): passed on to the processor.
-  let state = result & native.TOOL_CALL_STATE
   if (result & (P.NEEDS_JS | P.PANIC)) {
+    // The mapper keeps tool call id state (native TOOL_CALL_STATE): passed on to the processor
+    // whatever the retry answers (on the usual path it is in `result` already).
+    let state = result & native.TOOL_CALL_STATE
     // JSON the core's reader refuses but JSON.parse accepts (`1e400`, a lone surrogate escape in
     // a key): map a normalised copy, so complete mode's rules still apply.
     // What the first call reports (the fallback's reason), whatever the retry answers.

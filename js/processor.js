@@ -215,8 +215,7 @@ class GenkitForMaple {
     // Whether the Mapper may keep tool call id state (rule 5): set from what mapSpan answers,
     // cleared when spanEnded says none is left.
     this.holdsToolCalls = false
-    // The binding's TOOL_CALL_STATE flag, read once (a property of the addon's exports object
-    // costs a megamorphic load on every span).
+    // The binding's TOOL_CALL_STATE flag, read once (not a property load on every span).
     this.toolCallState = this.native?.TOOL_CALL_STATE ?? 0
   }
 

@@ -148,23 +148,20 @@ pub(crate) fn rules_of(
     env: napi::sys::napi_env,
     mapper: napi::sys::napi_value,
 ) -> Result<Option<std::sync::Arc<Content>>, u32> {
-    // The number first (the id the wrapper passes): its type is asked only of another value.
-    let id = match crate::raw::number(env, mapper) {
-        Some(n) => crate::seam::id_from(n),
-        None => {
-            let mut kind = napi::sys::ValueType::napi_object;
-            // SAFETY: live `env` of the current call, a handle of it, valid out-pointer; should
-            // napi fail, `kind` stays an object's, which names no mapper.
-            let status = unsafe { napi::sys::napi_typeof(env, mapper, &mut kind) };
-            if status == napi::sys::Status::napi_ok
-                && (kind == napi::sys::ValueType::napi_undefined
-                    || kind == napi::sys::ValueType::napi_null)
-            {
-                return Ok(None);
-            }
-            None
+    // The id first (what the wrapper passes): the type is asked only of another value.
+    let id = crate::seam::mapper_id(env, mapper);
+    if id.is_none() {
+        let mut kind = napi::sys::ValueType::napi_object;
+        // SAFETY: live `env` of the current call, a handle of it, valid out-pointer; should napi
+        // fail, `kind` stays an object's, which names no mapper.
+        let status = unsafe { napi::sys::napi_typeof(env, mapper, &mut kind) };
+        if status == napi::sys::Status::napi_ok
+            && (kind == napi::sys::ValueType::napi_undefined
+                || kind == napi::sys::ValueType::napi_null)
+        {
+            return Ok(None);
         }
-    };
+    }
     id.and_then(|id| crate::seam::registered(id, |r| std::sync::Arc::clone(&r.content)))
         .map(Some)
         .ok_or(genkit_for_maple_core::problem::PANIC)

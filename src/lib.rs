@@ -1202,9 +1202,10 @@ pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 8]) -> u
         let mut arguments_written: Option<u32> = None;
         // Issue 13: a long JSON string without escapes, checked in chunks, written as a slice
         // (under rules that read values, the output is read whole below: its length is not asked).
-        let long = (!reads_value)
-            .then(|| Some((slice_given()?, call.string_length(output)?)))
-            .flatten();
+        let long = match reads_value {
+            true => None,
+            false => slice_given().and_then(|s| Some((s, call.string_length(output)?))),
+        };
         if let Some((slice, len)) = long {
             if len >= slice::STREAM_UNITS {
                 // Rules that read nothing: the arguments as they are, first (seed 000's order),

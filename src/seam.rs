@@ -143,18 +143,9 @@ thread_local! {
 /// `u32::MAX`, exactly; `None` for anything else (no conversion: `1.5`, `2 ** 32 + 1` or `"1"` name
 /// no mapper, where napi's `u32` conversion would truncate or wrap them onto a live one).
 pub(crate) fn mapper_id(env: sys::napi_env, value: sys::napi_value) -> Option<u32> {
-    let mut n = 0f64;
-    // SAFETY: live `env` of the current call, valid out-pointer; a value that is not a number
-    // makes napi return `napi_number_expected` without an exception.
-    if unsafe { sys::napi_get_value_double(env, value, &mut n) } != sys::Status::napi_ok {
-        return None;
-    }
-    id_from(n)
-}
-
-/// The mapper id the number `n` is ([`mapper_id`]): an integer from 1 to `u32::MAX`, exactly.
-pub(crate) fn id_from(n: f64) -> Option<u32> {
-    (n >= 1.0 && n <= f64::from(u32::MAX) && n.fract() == 0.0).then_some(n as u32)
+    raw::number(env, value)
+        .filter(|&n| n >= 1.0 && n <= f64::from(u32::MAX) && n.fract() == 0.0)
+        .map(|n| n as u32)
 }
 
 /// `part` of the state of the live mapper `id` of this thread (each per-span entry takes only
