@@ -139,6 +139,44 @@ thread_local! {
     static KEPT: RefCell<(Vec<u16>, Vec<u16>)> = const { RefCell::new((Vec::new(), Vec::new())) };
     /// The message of the last panic on this thread, kept by the panic hook for the diag report.
     static PANIC_MESSAGE: RefCell<Option<String>> = const { RefCell::new(None) };
+    /// Spare buffers for output strings built in UTF-16 ([`spare_units`]): given back by
+    /// [`Call::units_string`] once V8 has copied them, so that a span's outputs reuse the last
+    /// span's memory instead of allocating and freeing it (Stop 45, BENCHMARKS.md).
+    static SPARE_UNITS: RefCell<Vec<Vec<u16>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// At most this many spare output buffers are kept a thread (a span writes up to three UTF-16
+/// outputs before any is created in V8).
+const SPARE_COUNT: usize = 3;
+
+/// Spare output buffers of more code units than this are not kept (64 KiB each, so at most
+/// 192 KiB a thread; longer outputs are mostly external strings, which V8 owns).
+const SPARE_MAX_UNITS: usize = 32 << 10;
+
+/// An empty buffer for an output's code units: a spare one when the thread has one (with its
+/// capacity), else a new one (no allocation yet).
+pub(crate) fn spare_units() -> Vec<u16> {
+    SPARE_UNITS
+        .try_with(|spare| spare.try_borrow_mut().ok().and_then(|mut s| s.pop()))
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+/// Keeps `units` as a spare output buffer ([`spare_units`]) when it is not too large and the
+/// thread has room for it; otherwise it is freed.
+fn give_back_units(mut units: Vec<u16>) {
+    if units.capacity() == 0 || units.capacity() > SPARE_MAX_UNITS {
+        return;
+    }
+    units.clear();
+    let _ = SPARE_UNITS.try_with(|spare| {
+        if let Ok(mut spare) = spare.try_borrow_mut() {
+            if spare.len() < SPARE_COUNT && spare.try_reserve(1).is_ok() {
+                spare.push(units);
+            }
+        }
+    });
 }
 
 /// What [`Call::read_string`] found.
@@ -702,7 +740,11 @@ impl Call {
         drop(text);
         match external::utf16(self.env, units) {
             Ok(value) => Ok(value),
-            Err(units) => self.create_utf16(&units),
+            Err(units) => {
+                let made = self.create_utf16(&units);
+                give_back_units(units);
+                made
+            }
         }
     }
 
@@ -723,7 +765,11 @@ impl Call {
     fn units_string(&self, units: Vec<u16>) -> Result<sys::napi_value, u32> {
         match external::utf16(self.env, units) {
             Ok(value) => Ok(value),
-            Err(units) => self.create_utf16(&units),
+            Err(units) => {
+                let made = self.create_utf16(&units);
+                give_back_units(units);
+                made
+            }
         }
     }
 

@@ -114,7 +114,7 @@ pub(crate) fn rebuild(text: &str, copies: &[Copied], sources: &[Source<'_>]) -> 
     // as bytes, so the units fit the reservation; a piece that would not is refused rather than
     // grown into (no allocation sized by the input outside `try_reserve`).
     let plain = |b: &[u8]| b.iter().fold(0u8, |m, &c| m.max(c)) < utf::PLACEHOLDER;
-    let mut units: Vec<u16> = Vec::new();
+    let mut units = super::spare_units();
     units.try_reserve_exact(text.len()).ok()?;
     let rebuilt = pieces(text, copies, sources, |p| {
         let room = units.capacity() - units.len();
