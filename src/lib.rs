@@ -140,7 +140,7 @@ thread_local! {
     /// The message of the last panic on this thread, kept by the panic hook for the diag report.
     static PANIC_MESSAGE: RefCell<Option<String>> = const { RefCell::new(None) };
     /// Spare buffers for output strings built in UTF-16 ([`spare_units`]): given back by
-    /// [`Call::units_string`] once V8 has copied them, so that a span's outputs reuse the last
+    /// [`Call::units_string`] and [`Call::string_owned`] once V8 has copied them, so that a span's outputs reuse the last
     /// span's memory instead of allocating and freeing it (Stop 45, BENCHMARKS.md).
     static SPARE_UNITS: RefCell<Vec<Vec<u16>>> = const { RefCell::new(Vec::new()) };
 }
@@ -150,7 +150,8 @@ thread_local! {
 const SPARE_COUNT: usize = 3;
 
 /// Spare output buffers of more code units than this are not kept (64 KiB each, so at most
-/// 192 KiB a thread; longer outputs are mostly external strings, which V8 owns).
+/// 192 KiB a thread). Outputs from 64 Ki units are external strings where the runtime has them
+/// (V8 owns their buffer); those between 32 Ki and 64 Ki units are copied and their buffer freed.
 const SPARE_MAX_UNITS: usize = 32 << 10;
 
 /// An empty buffer for an output's code units: a spare one when the thread has one (with its

@@ -867,13 +867,17 @@ impl<'de> Source<'de> for Fast<'de> {
 }
 
 impl<'de, T: Fields<'de>> Value<'de> for Shape<T> {
-    /// An object is read into a default element pushed first, so its fields are written into
-    /// the list itself; the element is taken back off if it is not to be stored.
+    /// An object, when the list has room for it, is read into a default element pushed first,
+    /// so its fields are written into the list itself; the element is taken back off if it is
+    /// not to be stored. Anything else, and an object when the list is full, is read as `fast`
+    /// reads it and pushed only if stored: the list grows for stored elements alone, as the
+    /// serde reader's does (an element dropped after growth would leave a part list past the
+    /// pool's capacity, and a growth that fails would give up where serde_json does not).
     fn fast_push(reader: &mut Fast<'de>, items: &mut Vec<Self>) -> Result<(), Bail>
     where
         Self: Keep,
     {
-        if reader.peek()? != b'{' {
+        if items.len() == items.capacity() || reader.peek()? != b'{' {
             let item = Self::fast(reader)?;
             if item.keep() {
                 room_for_one(items)?;
@@ -882,7 +886,7 @@ impl<'de, T: Fields<'de>> Value<'de> for Shape<T> {
             return Ok(());
         }
         reader.at += 1;
-        room_for_one(items)?;
+        // Room checked above: this push does not allocate.
         items.push(Shape::Object(T::default()));
         let Some(Shape::Object(value)) = items.last_mut() else {
             return Err(Bail);
@@ -1189,6 +1193,31 @@ pub(crate) mod tests {
                 assert_eq!(messages.len(), 2, "{text}");
             }
         }
+        // A full list does not grow for an element that is dropped: eight stored parts (the
+        // pool's largest list) and one dropped part leave a list the pool keeps.
+        let text = format!(
+            r#"{{"messages":[{{"role":"user","content":[{}{{}}]}}]}}"#,
+            format!("{kept},").repeat(part_lists::CAPACITY)
+        );
+        let Some(Shape::Object(GenerateRequest {
+            messages: Some(ArrayShape::Array(messages)),
+        })) = Fast::whole::<Shape<GenerateRequest<'_>>>(&text)
+        else {
+            panic!("{text}");
+        };
+        let Shape::Object(Message {
+            content: Some(ArrayShape::Array(parts)),
+            ..
+        }) = &messages[0]
+        else {
+            panic!("{text}");
+        };
+        assert_eq!(parts.len(), part_lists::CAPACITY, "{text}");
+        assert!(
+            parts.capacity() <= part_lists::CAPACITY,
+            "{}",
+            parts.capacity()
+        );
         // Given up inside an element (an escaped key, a cut text): serde_json answers.
         for text in [
             r#"{"messages":[{"role":"user","content":[{"text":"a"},{"te\u0078t":"b"}]}]}"#,
