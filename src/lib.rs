@@ -140,8 +140,9 @@ thread_local! {
     /// The message of the last panic on this thread, kept by the panic hook for the diag report.
     static PANIC_MESSAGE: RefCell<Option<String>> = const { RefCell::new(None) };
     /// Spare buffers for output strings built in UTF-16 ([`spare_units`]): given back by
-    /// [`Call::units_string`] and [`Call::string_owned`] once V8 has copied them, so that a span's outputs reuse the last
-    /// span's memory instead of allocating and freeing it (Stop 45, BENCHMARKS.md).
+    /// [`Call::units_string`] once V8 has copied them, so that a span's outputs reuse the last
+    /// span's memory instead of allocating and freeing it (Stop 45, BENCHMARKS.md). Not
+    /// [`UTF16`]: a narrowed span rebuilds all its outputs (up to three) before writing any.
     static SPARE_UNITS: RefCell<Vec<Vec<u16>>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -739,14 +740,7 @@ impl Call {
             return Err(OUT_OF_MEMORY);
         }
         drop(text);
-        match external::utf16(self.env, units) {
-            Ok(value) => Ok(value),
-            Err(units) => {
-                let made = self.create_utf16(&units);
-                give_back_units(units);
-                made
-            }
-        }
+        self.units_string(units)
     }
 
     /// Sets property `key` to the string of UTF-16 code units `units`: an external string from
@@ -1249,9 +1243,10 @@ pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 8]) -> u
         let mut arguments_written: Option<u32> = None;
         // Issue 13: a long JSON string without escapes, checked in chunks, written as a slice
         // (under rules that read values, the output is read whole below: its length is not asked).
-        let long = match reads_value {
-            true => None,
-            false => slice_given().and_then(|s| Some((s, call.string_length(output)?))),
+        let long = if reads_value {
+            None
+        } else {
+            slice_given().and_then(|s| Some((s, call.string_length(output)?)))
         };
         if let Some((slice, len)) = long {
             if len >= slice::STREAM_UNITS {

@@ -666,33 +666,6 @@ pub(crate) trait Value<'de>: Deserialize<'de> {
     /// Reads the value at the reader's position (whitespace before it included); `Err(Bail)`
     /// wherever the reader does not take the text (see [`Fast`]).
     fn fast(reader: &mut Fast<'de>) -> Result<Self, Bail>;
-
-    /// Reads the value at the reader's position as [`Value::fast`] does and appends it to
-    /// `items` when [`Keep::keep`] stores it (an array's element). `Err(Bail)` as `fast`, and
-    /// also where room for it cannot be had (as the serde reader: never an abort); `items` may
-    /// then hold a partly read element, and the caller gives the list up.
-    #[inline]
-    fn fast_push(reader: &mut Fast<'de>, items: &mut Vec<Self>) -> Result<(), Bail>
-    where
-        Self: Keep,
-    {
-        let item = Self::fast(reader)?;
-        if item.keep() {
-            room_for_one(items)?;
-            items.push(item);
-        }
-        Ok(())
-    }
-}
-
-/// Room in `items` for one more element: growth that cannot be allocated gives up (serde_json
-/// then fails the same way, and the span goes to the JS mapping), never aborts.
-#[inline]
-fn room_for_one<T>(items: &mut Vec<T>) -> Result<(), Bail> {
-    if items.len() == items.capacity() && items.try_reserve(items.len().max(4)).is_err() {
-        return Err(Bail);
-    }
-    Ok(())
 }
 
 /// The fast reader gave up: the text is read by serde_json instead, which gives the answer.
@@ -817,7 +790,7 @@ impl<'de> Fast<'de> {
     /// The object whose `{` is behind the position, read into `value` (a default `T`: each key
     /// read sets its field; unknown keys skipped). Where `value` is an array's element already
     /// in its list, the fields are written where they stay, not built on the stack and moved
-    /// (Stop 45, BENCHMARKS.md).
+    /// ([`Fast::element`]).
     fn object_into<T: Fields<'de>>(&mut self, value: &mut T) -> Result<(), Bail> {
         if self.peek()? == b'}' {
             self.at += 1;
@@ -846,6 +819,42 @@ impl<'de> Fast<'de> {
             }
         }
     }
+
+    /// The array element at the position, appended to `items` when [`Keep::keep`] stores it.
+    /// An object, when the list has room for it, is read into a default element pushed first
+    /// ([`Fast::object_into`]), so its fields are written into the list itself rather than built
+    /// on the stack and moved (Stop 45, BENCHMARKS.md); it is taken back off if it is not to be
+    /// stored. Anything else, and an object when the list is full, is read whole and pushed only
+    /// if stored, so the list grows for stored elements alone, as the serde reader's does: growth
+    /// that cannot be allocated gives up (serde_json then fails the same way, and the span goes
+    /// to the JS mapping), never aborts. On `Err(Bail)` `items` may hold a partly read element;
+    /// the caller gives the list up.
+    fn element<T: Fields<'de>>(&mut self, items: &mut Vec<Shape<T>>) -> Result<(), Bail>
+    where
+        Shape<T>: Keep,
+    {
+        if items.len() < items.capacity() && self.peek()? == b'{' {
+            self.at += 1;
+            // Room checked above: this push does not allocate.
+            items.push(Shape::Object(T::default()));
+            let Some(Shape::Object(value)) = items.last_mut() else {
+                return Err(Bail);
+            };
+            self.object_into(value)?;
+            if items.last().is_some_and(|item| !item.keep()) {
+                items.pop();
+            }
+            return Ok(());
+        }
+        let item = Shape::<T>::fast(self)?;
+        if item.keep() {
+            if items.len() == items.capacity() && items.try_reserve(items.len().max(4)).is_err() {
+                return Err(Bail);
+            }
+            items.push(item);
+        }
+        Ok(())
+    }
 }
 
 impl<'de> Source<'de> for Fast<'de> {
@@ -867,37 +876,6 @@ impl<'de> Source<'de> for Fast<'de> {
 }
 
 impl<'de, T: Fields<'de>> Value<'de> for Shape<T> {
-    /// An object, when the list has room for it, is read into a default element pushed first,
-    /// so its fields are written into the list itself; the element is taken back off if it is
-    /// not to be stored. Anything else, and an object when the list is full, is read as `fast`
-    /// reads it and pushed only if stored: the list grows for stored elements alone, as the
-    /// serde reader's does (an element dropped after growth would leave a part list past the
-    /// pool's capacity, and a growth that fails would give up where serde_json does not).
-    fn fast_push(reader: &mut Fast<'de>, items: &mut Vec<Self>) -> Result<(), Bail>
-    where
-        Self: Keep,
-    {
-        if items.len() == items.capacity() || reader.peek()? != b'{' {
-            let item = Self::fast(reader)?;
-            if item.keep() {
-                room_for_one(items)?;
-                items.push(item);
-            }
-            return Ok(());
-        }
-        reader.at += 1;
-        // Room checked above: this push does not allocate.
-        items.push(Shape::Object(T::default()));
-        let Some(Shape::Object(value)) = items.last_mut() else {
-            return Err(Bail);
-        };
-        reader.object_into(value)?;
-        if items.last().is_some_and(|item| !item.keep()) {
-            items.pop();
-        }
-        Ok(())
-    }
-
     fn fast(reader: &mut Fast<'de>) -> Result<Self, Bail> {
         match reader.peek()? {
             b'{' => {
@@ -920,7 +898,10 @@ impl<'de, T: Fields<'de>> Value<'de> for Shape<T> {
     }
 }
 
-impl<'de, T: Value<'de> + Keep> Value<'de> for ArrayShape<T> {
+impl<'de, T: Fields<'de>> Value<'de> for ArrayShape<Shape<T>>
+where
+    Shape<T>: Keep,
+{
     fn fast(reader: &mut Fast<'de>) -> Result<Self, Bail> {
         match reader.peek()? {
             b'[' => reader.at += 1,
@@ -930,13 +911,13 @@ impl<'de, T: Value<'de> + Keep> Value<'de> for ArrayShape<T> {
             b'"' => return reader.plain_string().map(|_| ArrayShape::Other),
             _ => return Err(Bail),
         }
-        let mut items: Vec<T> = T::list();
+        let mut items: Vec<Shape<T>> = Shape::list();
         if reader.peek()? == b']' {
             reader.at += 1;
             return Ok(ArrayShape::Array(items));
         }
         loop {
-            T::fast_push(reader, &mut items)?;
+            reader.element(&mut items)?;
             match reader.peek()? {
                 b',' => reader.at += 1,
                 b']' => {
@@ -1171,26 +1152,11 @@ pub(crate) mod tests {
                 let text = format!(
                     r#"{{"messages":[{{"role":"user","content":{content}}},{{"role":"model"}}]}}"#
                 );
-                assert!(
-                    Fast::whole::<Shape<GenerateRequest<'_>>>(&text).is_some(),
-                    "{text}"
-                );
                 agrees::<Shape<GenerateRequest<'_>>>(&text);
-                let Some(Shape::Object(GenerateRequest {
-                    messages: Some(ArrayShape::Array(messages)),
-                })) = Fast::whole::<Shape<GenerateRequest<'_>>>(&text)
-                else {
-                    panic!("{text}");
-                };
-                let Shape::Object(Message {
-                    content: Some(ArrayShape::Array(parts)),
-                    ..
-                }) = &messages[0]
-                else {
-                    panic!("{text}");
-                };
+                let request = Fast::whole::<Shape<GenerateRequest<'_>>>(&text);
+                let (messages, parts) = first_parts(request.as_ref(), &text);
                 assert_eq!(parts.len(), stored, "{text}");
-                assert_eq!(messages.len(), 2, "{text}");
+                assert_eq!(messages, 2, "{text}");
             }
         }
         // A full list does not grow for an element that is dropped: eight stored parts (the
@@ -1199,19 +1165,8 @@ pub(crate) mod tests {
             r#"{{"messages":[{{"role":"user","content":[{}{{}}]}}]}}"#,
             format!("{kept},").repeat(part_lists::CAPACITY)
         );
-        let Some(Shape::Object(GenerateRequest {
-            messages: Some(ArrayShape::Array(messages)),
-        })) = Fast::whole::<Shape<GenerateRequest<'_>>>(&text)
-        else {
-            panic!("{text}");
-        };
-        let Shape::Object(Message {
-            content: Some(ArrayShape::Array(parts)),
-            ..
-        }) = &messages[0]
-        else {
-            panic!("{text}");
-        };
+        let request = Fast::whole::<Shape<GenerateRequest<'_>>>(&text);
+        let (_, parts) = first_parts(request.as_ref(), &text);
         assert_eq!(parts.len(), part_lists::CAPACITY, "{text}");
         assert!(
             parts.capacity() <= part_lists::CAPACITY,
@@ -1229,6 +1184,28 @@ pub(crate) mod tests {
             );
             agrees::<Shape<GenerateRequest<'_>>>(text);
         }
+    }
+
+    /// How many messages `request` (the fast reader's answer for `text`) holds, and the part
+    /// list of its first; panics where the reader gave up or the first message has no list.
+    fn first_parts<'r, 'a>(
+        request: Option<&'r Shape<GenerateRequest<'a>>>,
+        text: &str,
+    ) -> (usize, &'r Vec<Shape<Part<'a>>>) {
+        let Some(Shape::Object(GenerateRequest {
+            messages: Some(ArrayShape::Array(messages)),
+        })) = request
+        else {
+            panic!("not read as a request with messages: {text}");
+        };
+        let Some(Shape::Object(Message {
+            content: Some(ArrayShape::Array(parts)),
+            ..
+        })) = messages.first()
+        else {
+            panic!("no part list in the first message: {text}");
+        };
+        (messages.len(), parts)
     }
 
     /// The addresses of the part lists of a request's messages.
