@@ -32,14 +32,15 @@ try {
 
 // The floor variant needs the benchmark-only exports, compiled only with the cargo feature `bench`
 // (never in the shipped or the test build): built here, beside the real addon, into
-// target/bench-addon/ (a relink of the release build: about a minute).
+// target/bench-addon/ (about a minute), profile-guided as the real addon is (scripts/pgo-profile.js).
 const root = path.join(__dirname, "..")
 const benchDir = path.join(root, "target", "bench-addon")
 {
   const npx = process.platform === "win32" ? "npx.cmd" : "npx"
   const args = ["napi", "build", "--platform", "--release", "--features", "bench", "--output-dir", benchDir, "--no-js", "--dts", "bench-binding.d.ts"]
-  process.stderr.write("bench: building the addon with the `bench` feature into target/bench-addon/\n")
-  const r = spawnSync(npx, args, { cwd: root, stdio: ["ignore", "inherit", "inherit"], shell: process.platform === "win32" })
+  const pgo = require("../scripts/pgo-profile.js").profileEnv()
+  process.stderr.write(`bench: building the addon with the \`bench\` feature into target/bench-addon/, ${pgo.note}\n`)
+  const r = spawnSync(npx, args, { cwd: root, stdio: ["ignore", "inherit", "inherit"], shell: process.platform === "win32", env: { ...process.env, ...pgo.env } })
   if (r.status !== 0) {
     console.error("bench: the build with --features bench failed")
     process.exit(1)

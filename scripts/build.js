@@ -18,10 +18,15 @@
 //
 // Elsewhere (macOS, Windows, arm64, musl) and with GENKIT_FOR_MAPLE_HOST_TOOLCHAIN=1 it is the
 // plain `napi build` (the binary then needs the build machine's glibc).
+//
+// Everywhere it is profile-guided (rustc's `-Cprofile-use` with pgo/'s profile, `npm run pgo` makes
+// it: scripts/pgo.js) when the profile is there and rustc's LLVM can read it; GENKIT_FOR_MAPLE_PGO=0
+// builds without it. Extra arguments are napi build's (`node scripts/build.js --target-dir ...`).
 const { spawnSync } = require("node:child_process")
 const fs = require("node:fs")
 const os = require("node:os")
 const path = require("node:path")
+const { profileEnv } = require("./pgo-profile.js")
 
 const root = path.join(__dirname, "..")
 const TRIPLE = "x86_64-unknown-linux-gnu"
@@ -60,13 +65,18 @@ function napi(args, env) {
   return r.status ?? 1
 }
 
+// Profile-guided: the release build reads pgo/'s profile when this rustc can (scripts/pgo-profile.js).
+const pgo = profileEnv()
+console.log(`build: release build ${pgo.note}`)
+
 const cross = process.platform === "linux" && process.arch === "x64" && isGlibc() && process.env.GENKIT_FOR_MAPLE_HOST_TOOLCHAIN !== "1"
-if (!cross) process.exit(napi(napiArgs, {}))
+if (!cross) process.exit(napi(napiArgs, pgo.env))
 
 toolchain()
 const underscored = TRIPLE.replace(/-/g, "_")
 process.exit(
   napi([...napiArgs, "--use-napi-cross", "--target", TRIPLE], {
+    ...pgo.env,
     [`CXX_${underscored}`]: process.env[`CXX_${underscored}`] ?? "g++",
     [`CXXFLAGS_${underscored}`]: `-D_GLIBCXX_USE_CXX11_ABI=0 ${process.env[`CXXFLAGS_${underscored}`] ?? ""}`.trim(),
   }),
