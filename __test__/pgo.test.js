@@ -1,7 +1,9 @@
 "use strict"
 // The profile-guided release build (scripts/pgo-profile.js, BENCHMARKS.md "Stop 46"): the profile in
-// pgo/ was made from the sources as they are (else `npm run pgo`), and the build's flags carry it,
-// keep the caller's own flags, and leave it out where rustc could not read it.
+// pgo/ was made from the sources as they are (else `npm run pgo`), and the build's flags carry it
+// where it applies, keep the caller's, and leave it out where it would not apply or would displace
+// the caller's rustflags. The flag cases run against a stand-in rustc that answers as the profile's
+// rustc did (or not), so they do not depend on the machine's toolchain or environment.
 const { test } = require("node:test")
 const assert = require("node:assert/strict")
 const fs = require("node:fs")
@@ -12,62 +14,134 @@ const { PROFILE, META, profileEnv, sourcesDigest } = require("../scripts/pgo-pro
 
 /** The first 8 bytes of an indexed LLVM profile (`IndexedInstrProf::Magic`): `\xfflprofi\x81`. */
 const INDEXED_MAGIC = Buffer.from([0xff, 0x6c, 0x70, 0x72, 0x6f, 0x66, 0x69, 0x81])
+const meta = JSON.parse(fs.readFileSync(META, "utf8"))
+const unpacked = zlib.gunzipSync(fs.readFileSync(PROFILE))
+const posix = process.platform !== "win32" || "the stand-in rustc is a shell script"
 
-test("pgo/ holds an indexed LLVM profile made from the current Rust sources and training run", () => {
-  const meta = JSON.parse(fs.readFileSync(META, "utf8"))
+test("pgo/ holds an indexed LLVM profile made from the current sources and training run", () => {
+  assert.match(meta.rustc, /^\d+\.\d+\.\d+\S* \([0-9a-f]{40}\)$/)
+  assert.match(meta.target, /^[a-z0-9_]+-[a-z0-9_]+-[a-z0-9_-]+$/)
   assert.ok(Number.isInteger(meta.llvm) && meta.llvm >= 19, `profile.json's llvm: ${meta.llvm}`)
   assert.equal(
     meta.sources,
     sourcesDigest(),
-    "the Rust sources (or scripts/pgo-train.js) changed since pgo/ was made: run `npm run pgo` (it needs llvm-profdata, see scripts/pgo.js) and commit pgo/",
+    "the Rust sources or the training run's inputs changed since pgo/ was made: run `npm run pgo` (it needs llvm-profdata, see scripts/pgo.js) and commit pgo/",
   )
-  const profile = zlib.gunzipSync(fs.readFileSync(PROFILE))
-  assert.ok(profile.length > 10_000, `${profile.length} bytes`)
-  assert.deepEqual(profile.subarray(0, 8), INDEXED_MAGIC)
+  assert.ok(unpacked.length > 10_000, `${unpacked.length} bytes`)
+  assert.deepEqual(unpacked.subarray(0, 8), INDEXED_MAGIC)
 })
 
-test("the build's flags: the profile unpacked and passed after the caller's RUSTFLAGS", () => {
-  const { env, note } = profileEnv({ ...process.env, RUSTFLAGS: " -g  -Cdebuginfo=1 ", CARGO_ENCODED_RUSTFLAGS: "" })
-  assert.match(note, /^with the profile/)
-  const flags = env.CARGO_ENCODED_RUSTFLAGS.split("\x1f")
-  assert.equal(flags.length, 3)
-  assert.deepEqual(flags.slice(0, 2), ["-g", "-Cdebuginfo=1"])
-  const [, file] = /^-Cprofile-use=(.+)$/.exec(flags[2])
-  assert.ok(path.isAbsolute(file))
-  assert.deepEqual(fs.readFileSync(file), zlib.gunzipSync(fs.readFileSync(PROFILE)))
+test("the release workflow builds with the rustc the profile was made with", () => {
+  const workflow = fs.readFileSync(path.join(__dirname, "..", ".github", "workflows", "release.yml"), "utf8")
+  const pinned = /uses: dtolnay\/rust-toolchain@master\s+with:\s+toolchain: "([^"]+)"/.exec(workflow)?.[1]
+  assert.equal(pinned, meta.rustc.split(" ")[0], "release.yml's toolchain is not pgo/profile.json's rustc: the published linux-x64-gnu binary would not be profile-guided")
 })
 
-test("the build's flags: the caller's CARGO_ENCODED_RUSTFLAGS kept field by field (a space inside a flag too)", () => {
-  const own = ["-Clink-arg=-Wl,-rpath,/opt/a dir", "-g"].join("\x1f")
-  const { env } = profileEnv({ ...process.env, CARGO_ENCODED_RUSTFLAGS: own, RUSTFLAGS: "-Cignored" })
-  const flags = env.CARGO_ENCODED_RUSTFLAGS.split("\x1f")
-  assert.deepEqual(flags.slice(0, 2), ["-Clink-arg=-Wl,-rpath,/opt/a dir", "-g"])
-  assert.match(flags[2], /^-Cprofile-use=/)
-  assert.equal(flags.length, 3)
-})
-
-test("the build goes without the profile when asked to, or when rustc's LLVM is older than its writer", { skip: process.platform === "win32" && "the stand-in rustc is a shell script" }, () => {
-  const off = profileEnv({ ...process.env, GENKIT_FOR_MAPLE_PGO: "0" })
-  assert.deepEqual(off.env, {})
-  assert.match(off.note, /GENKIT_FOR_MAPLE_PGO=0/)
-
+/** A temp dir with stand-in rustc scripts and an empty CARGO_HOME; `env(extra)` builds an environment. */
+function sandbox() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gfm-pgo-"))
+  const [release, commit] = /^(\S+) \(([0-9a-f]+)\)$/.exec(meta.rustc).slice(1)
+  const rustc = (name, body) => {
+    const file = path.join(dir, name)
+    fs.writeFileSync(file, `#!/bin/sh\n${body}\n`, { mode: 0o755 })
+    return file
+  }
+  const answer = (rel, llvm) =>
+    `echo "rustc ${rel}"\necho "binary: rustc"\necho "commit-hash: ${commit}"\necho "host: ${meta.target}"\necho "release: ${rel}"\necho "LLVM version: ${llvm}.1.2"`
+  const same = rustc("rustc", answer(release, 22))
+  const cargoHome = path.join(dir, "cargo-home")
+  fs.mkdirSync(cargoHome)
+  const env = (extra = {}) => ({ PATH: process.env.PATH, HOME: process.env.HOME, CARGO_HOME: cargoHome, RUSTC: same, ...extra })
+  return { dir, rustc, answer, cargoHome, env, cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) }
+}
+
+/** The file a `-Cprofile-use=<file>` flag names, checked to hold the unpacked profile. */
+function usedProfile(flag) {
+  const [, file] = /^-Cprofile-use=(.+)$/.exec(flag)
+  assert.ok(path.isAbsolute(file))
+  assert.deepEqual(fs.readFileSync(file), unpacked)
+  return file
+}
+
+test("the build's flags: the profile added to RUSTFLAGS, after the caller's own, for napi build to extend", { skip: posix !== true && posix }, () => {
+  const box = sandbox()
   try {
-    const { llvm } = JSON.parse(fs.readFileSync(META, "utf8"))
-    const old = path.join(dir, "rustc")
-    fs.writeFileSync(old, `#!/bin/sh\necho "rustc 1.70.0"\necho "LLVM version: ${llvm - 1}.0.0"\n`, { mode: 0o755 })
-    const older = profileEnv({ ...process.env, RUSTC: old })
-    assert.deepEqual(older.env, {})
-    assert.match(older.note, new RegExp(`needs rustc on LLVM ${llvm} or newer, this rustc has ${llvm - 1}`))
+    const plain = profileEnv(box.env(), meta.target)
+    assert.match(plain.note, /^with the profile/)
+    assert.deepEqual(Object.keys(plain.env), ["RUSTFLAGS"])
+    usedProfile(plain.env.RUSTFLAGS)
 
-    const same = path.join(dir, "rustc-same")
-    fs.writeFileSync(same, `#!/bin/sh\necho "LLVM version: ${llvm}.1.0"\n`, { mode: 0o755 })
-    assert.match(profileEnv({ ...process.env, RUSTC: same, CARGO_ENCODED_RUSTFLAGS: "" }).env.CARGO_ENCODED_RUSTFLAGS, /-Cprofile-use=/)
+    const own = profileEnv(box.env({ RUSTFLAGS: " -g  -Cdebuginfo=1 " }))
+    const flags = own.env.RUSTFLAGS.split(/\s+/)
+    assert.deepEqual(flags.slice(0, 2), ["-g", "-Cdebuginfo=1"])
+    assert.equal(flags.length, 3)
+    usedProfile(flags[2])
 
-    const silent = path.join(dir, "rustc-silent")
-    fs.writeFileSync(silent, "#!/bin/sh\nexit 1\n", { mode: 0o755 })
-    assert.deepEqual(profileEnv({ ...process.env, RUSTC: silent }).env, {})
+    // RUSTFLAGS set makes cargo ignore config rustflags already: the profile displaces nothing.
+    fs.writeFileSync(path.join(box.cargoHome, "config.toml"), '[build]\nrustflags = ["-Ctarget-cpu=native"]\n')
+    assert.match(profileEnv(box.env({ RUSTFLAGS: "-g" })).note, /^with the profile/)
   } finally {
-    fs.rmSync(dir, { recursive: true, force: true })
+    box.cleanup()
+  }
+})
+
+test("the build's flags: the caller's CARGO_ENCODED_RUSTFLAGS kept field by field (a space inside a flag too)", { skip: posix !== true && posix }, () => {
+  const box = sandbox()
+  try {
+    const own = ["-Clink-arg=-Wl,-rpath,/opt/a dir", "-g"].join("\x1f")
+    const { env } = profileEnv(box.env({ CARGO_ENCODED_RUSTFLAGS: own, RUSTFLAGS: "-Cignored" }))
+    assert.deepEqual(Object.keys(env), ["CARGO_ENCODED_RUSTFLAGS"])
+    const flags = env.CARGO_ENCODED_RUSTFLAGS.split("\x1f")
+    assert.deepEqual(flags.slice(0, 2), ["-Clink-arg=-Wl,-rpath,/opt/a dir", "-g"])
+    assert.equal(flags.length, 3)
+    usedProfile(flags[2])
+    // Set but empty is set: cargo then reads no other source, and neither does the profile.
+    const empty = profileEnv(box.env({ CARGO_ENCODED_RUSTFLAGS: "", RUSTFLAGS: "-Cignored" }))
+    assert.deepEqual(empty.env.CARGO_ENCODED_RUSTFLAGS.split("\x1f").length, 1)
+    usedProfile(empty.env.CARGO_ENCODED_RUSTFLAGS)
+  } finally {
+    box.cleanup()
+  }
+})
+
+test("the build goes without the profile where its flag would displace or clash with the caller's rustflags", { skip: posix !== true && posix }, () => {
+  const box = sandbox()
+  try {
+    const without = (env, pattern) => {
+      const r = profileEnv(env, meta.target)
+      assert.deepEqual(r.env, {})
+      assert.match(r.note, pattern)
+    }
+    without(box.env({ CARGO_BUILD_RUSTFLAGS: "-g" }), /displace the rustflags of CARGO_BUILD_RUSTFLAGS/)
+    without(box.env({ CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS: "-g" }), /CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS/)
+    const config = path.join(box.cargoHome, "config.toml")
+    fs.writeFileSync(config, '[target.x86_64-unknown-linux-gnu]\nrustflags = ["-Ctarget-cpu=native"]\n')
+    without(box.env(), new RegExp(config.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+    fs.rmSync(config)
+    without(box.env({ RUSTFLAGS: "-Cprofile-generate=/tmp/x" }), /have a profile flag/)
+    without(box.env({ CARGO_ENCODED_RUSTFLAGS: "-Cprofile-use=/tmp/x.profdata" }), /have a profile flag/)
+  } finally {
+    box.cleanup()
+  }
+})
+
+test("the build goes without the profile when asked to, or where it would not apply (another rustc or target)", { skip: posix !== true && posix }, () => {
+  const box = sandbox()
+  try {
+    const without = (env, target, pattern) => {
+      const r = profileEnv(env, target)
+      assert.deepEqual(r.env, {})
+      assert.match(r.note, pattern)
+    }
+    without(box.env({ GENKIT_FOR_MAPLE_PGO: "0" }), meta.target, /GENKIT_FOR_MAPLE_PGO=0/)
+    without(box.env(), "aarch64-apple-darwin", new RegExp(`made for ${meta.target}, this build is for aarch64-apple-darwin`))
+    const other = box.rustc("rustc-other", box.answer("1.94.1", 21))
+    without(box.env({ RUSTC: other }), meta.target, /this is rustc 1\.94\.1 .*names would not match/)
+    const silent = box.rustc("rustc-silent", "exit 1")
+    without(box.env({ RUSTC: silent }), meta.target, /rustc -vV did not answer/)
+    // The same rustc and target: with it (the host's triple when no target is named).
+    assert.match(profileEnv(box.env(), undefined).note, /^with the profile/)
+  } finally {
+    box.cleanup()
   }
 })

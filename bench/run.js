@@ -32,7 +32,9 @@ try {
 
 // The floor variant needs the benchmark-only exports, compiled only with the cargo feature `bench`
 // (never in the shipped or the test build): built here, beside the real addon, into
-// target/bench-addon/ (about a minute), profile-guided as the real addon is (scripts/pgo-profile.js).
+// target/bench-addon/ (about a minute), with the real addon's profile (scripts/pgo-profile.js): it
+// fits the dependencies' code; this crate's own functions get no counts, since the `bench` feature
+// changes their symbols' hashes, so the floor's own napi calls are compiled as without a profile.
 const root = path.join(__dirname, "..")
 const benchDir = path.join(root, "target", "bench-addon")
 {

@@ -19,8 +19,9 @@
 // Elsewhere (macOS, Windows, arm64, musl) and with GENKIT_FOR_MAPLE_HOST_TOOLCHAIN=1 it is the
 // plain `napi build` (the binary then needs the build machine's glibc).
 //
-// Everywhere it is profile-guided (rustc's `-Cprofile-use` with pgo/'s profile, `npm run pgo` makes
-// it: scripts/pgo.js) when the profile is there and rustc's LLVM can read it; GENKIT_FOR_MAPLE_PGO=0
+// It is profile-guided (rustc's `-Cprofile-use` with pgo/'s profile; `npm run pgo` makes it:
+// scripts/pgo.js) where the profile applies: the rustc and the target it was made with, and no
+// rustflags of the caller's it would displace (scripts/pgo-profile.js); GENKIT_FOR_MAPLE_PGO=0
 // builds without it. Extra arguments are napi build's (`node scripts/build.js --target-dir ...`).
 const { spawnSync } = require("node:child_process")
 const fs = require("node:fs")
@@ -65,11 +66,20 @@ function napi(args, env) {
   return r.status ?? 1
 }
 
-// Profile-guided: the release build reads pgo/'s profile when this rustc can (scripts/pgo-profile.js).
-const pgo = profileEnv()
-console.log(`build: release build ${pgo.note}`)
+/** The triple of a `--target <t>`, `--target=<t>` or `-t <t>` among napi build's arguments. */
+function targetArg(args) {
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === "--target" || args[i] === "-t") return args[i + 1]
+    if (args[i].startsWith("--target=")) return args[i].slice("--target=".length)
+  }
+  return undefined
+}
 
 const cross = process.platform === "linux" && process.arch === "x64" && isGlibc() && process.env.GENKIT_FOR_MAPLE_HOST_TOOLCHAIN !== "1"
+// Profile-guided where pgo/'s profile applies (scripts/pgo-profile.js says when, and the line below
+// which way this build went).
+const pgo = profileEnv(process.env, cross ? TRIPLE : targetArg(process.argv.slice(2)))
+console.log(`build: release build ${pgo.note}`)
 if (!cross) process.exit(napi(napiArgs, pgo.env))
 
 toolchain()

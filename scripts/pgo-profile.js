@@ -3,19 +3,26 @@
 // scripts/pgo-train.js run under an instrumented addon, which rustc's `-Cprofile-use` reads to lay
 // out and inline the hot paths (the span reader, the writers, the scrubber's scan, the OTLP encoder).
 //
-// pgo/genkit-for-maple.profdata.gz: the indexed profile (`llvm-profdata merge --sparse`), gzipped;
-// pgo/profile.json: `{ "llvm": <major>, "sources": <sha256> }`, the LLVM version of the
-// llvm-profdata that wrote it (a rustc on an older LLVM cannot read a newer indexed format and would
-// fail the build, so it builds without the profile instead) and the digest of the Rust sources it
-// was made from (`sourcesDigest`; __test__/pgo.test.js fails when they changed since).
-// `npm run pgo` (scripts/pgo.js) writes both.
+// pgo/genkit-for-maple.profdata.gz: the indexed profile (`llvm-profdata merge --sparse`), gzipped.
+// pgo/profile.json: what it was made with and from:
+//   rustc    `rustc -vV`'s release and commit hash. The profile names each function by its symbol,
+//            whose hash cargo derives from the rustc version (and the target and the features): with
+//            another rustc no name matches and the profile would do nothing, silently;
+//   target   the target triple it was made for (the same reason);
+//   llvm     the LLVM major version of the llvm-profdata that wrote it;
+//   sources  the SHA-256 of the sources and training inputs it was made from (`sourcesDigest`;
+//            __test__/pgo.test.js fails when they changed since).
+// `npm run pgo` (scripts/pgo.js) writes both files.
 //
-// A profile made from other sources is still used: LLVM drops the counts of each function whose
-// control flow changed ("function control flow change detected (hash mismatch)" warnings in the
-// build) and optimizes it as without a profile. The answers never depend on the profile.
+// The build uses the profile only where it applies (`profileEnv`): the same rustc and target, and no
+// rustflags of the caller's that the flag would displace. A profile made from other sources is still
+// used: LLVM drops the counts of each function whose control flow changed ("function control flow
+// change detected (hash mismatch)" warnings) and optimizes it as without a profile. The answers
+// never depend on the profile.
 const { spawnSync } = require("node:child_process")
 const crypto = require("node:crypto")
 const fs = require("node:fs")
+const os = require("node:os")
 const path = require("node:path")
 const zlib = require("node:zlib")
 
@@ -25,10 +32,22 @@ const META = path.join(root, "pgo", "profile.json")
 
 /**
  * What the profile was made of, relative to the root, sorted: the files rustc compiles into the
- * addon, and the training run.
+ * addon, and the training run with its inputs. Not js/: the wrapper's changes rarely change which
+ * native paths run, and asking for a new profile at each would be a cost without a gain.
  */
 function sources() {
-  const out = ["Cargo.toml", "Cargo.lock", "build.rs", "core/Cargo.toml", "scripts/pgo-train.js"]
+  const out = [
+    "Cargo.toml",
+    "Cargo.lock",
+    "build.rs",
+    "core/Cargo.toml",
+    "scripts/pgo-train.js",
+    "bench/synth.js",
+    "__test__/helpers/fixtures.js",
+    "__test__/helpers/prng.js",
+    "__test__/fixtures/genkit-1.42-scenario-spans.jsonl",
+    "__test__/fixtures/genkit-1.42-plugin-spans.jsonl",
+  ]
   const walk = (dir) => {
     for (const entry of fs.readdirSync(path.join(root, dir), { withFileTypes: true })) {
       const rel = `${dir}/${entry.name}`
@@ -40,60 +59,125 @@ function sources() {
   return out.filter((f) => fs.existsSync(path.join(root, f))).sort()
 }
 
-/** SHA-256 of the names and contents of [`sources`]: pgo/profile.json's `sources`. */
+/**
+ * SHA-256 of the names and contents of `sources()`, line endings as LF (a Windows checkout with
+ * `core.autocrlf` has the same digest): pgo/profile.json's `sources`.
+ */
 function sourcesDigest() {
   const hash = crypto.createHash("sha256")
   for (const file of sources()) {
-    const text = fs.readFileSync(path.join(root, file))
+    const text = fs.readFileSync(path.join(root, file), "latin1").replace(/\r\n/g, "\n")
     hash.update(`${file}\0${text.length}\0`)
-    hash.update(text)
+    hash.update(text, "latin1")
   }
   return hash.digest("hex")
 }
 
-/** rustc's LLVM major version (`rustc -vV`), or undefined when rustc does not answer. */
-function rustcLlvmMajor(env = process.env) {
-  const r = spawnSync(env.RUSTC || "rustc", ["-vV"], { encoding: "utf8" })
-  const m = /^LLVM version: (\d+)/m.exec(r.stdout ?? "")
-  return m ? Number(m[1]) : undefined
+/** `rustc -vV` (the rustc cargo runs for this root): `{ rustc, host, llvm }`, or undefined. */
+function rustcVersion(env = process.env) {
+  const r = spawnSync(env.RUSTC || "rustc", ["-vV"], { cwd: root, encoding: "utf8", env })
+  const out = r.stdout ?? ""
+  const field = (name) => new RegExp(`^${name}: (\\S+)`, "m").exec(out)?.[1]
+  const release = field("release")
+  const llvm = Number(field("LLVM version")?.split(".")[0])
+  if (r.status !== 0 || release === undefined || !(llvm > 0)) return undefined
+  return { rustc: `${release} (${field("commit-hash") ?? "unknown"})`, host: field("host"), llvm }
 }
 
-/** `flags` (a list of rustc flags) and the caller's own RUSTFLAGS, as CARGO_ENCODED_RUSTFLAGS. */
-function encoded(flags, env = process.env) {
-  const own = env.CARGO_ENCODED_RUSTFLAGS !== undefined && env.CARGO_ENCODED_RUSTFLAGS !== ""
-    ? env.CARGO_ENCODED_RUSTFLAGS.split("\x1f")
-    : (env.RUSTFLAGS ?? "").split(/\s+/).filter((f) => f !== "")
-  return [...own, ...flags].join("\x1f")
+/** Cargo config files that set rustflags, which RUSTFLAGS would displace (cargo reads one source). */
+function configRustflags(env) {
+  const files = []
+  for (let dir = root; ; dir = path.dirname(dir)) {
+    files.push(path.join(dir, ".cargo", "config.toml"), path.join(dir, ".cargo", "config"))
+    if (path.dirname(dir) === dir) break
+  }
+  const home = env.CARGO_HOME || path.join(os.homedir(), ".cargo")
+  files.push(path.join(home, "config.toml"), path.join(home, "config"))
+  return files.filter((f) => {
+    try {
+      return /^\s*rustflags\s*=/m.test(fs.readFileSync(f, "utf8"))
+    } catch {
+      return false
+    }
+  })
+}
+
+/** The profile unpacked (once a version) into `dir`, other versions removed; its path. */
+function unpack(dir, packed) {
+  const digest = crypto.createHash("sha256").update(packed).digest("hex").slice(0, 16)
+  const name = `genkit-for-maple-${digest}.profdata`
+  const file = path.join(dir, name)
+  fs.mkdirSync(dir, { recursive: true })
+  for (const old of fs.readdirSync(dir)) {
+    if (old !== name && old.startsWith("genkit-for-maple-") && /\.profdata(\.\d+\.partial)?$/.test(old)) {
+      fs.rmSync(path.join(dir, old), { force: true })
+    }
+  }
+  if (!fs.existsSync(file)) {
+    const partial = `${file}.${process.pid}.partial`
+    fs.writeFileSync(partial, zlib.gunzipSync(packed))
+    try {
+      fs.renameSync(partial, file)
+    } catch (error) {
+      // Another build renamed the same bytes first (on Windows the rename fails while its rustc
+      // reads the file): that file is the one to use.
+      fs.rmSync(partial, { force: true })
+      if (!fs.existsSync(file)) throw error
+    }
+  }
+  return file
 }
 
 /**
- * The environment that makes cargo build with the profile: `{ env: { CARGO_ENCODED_RUSTFLAGS },
- * note }`, or `{ env: {}, note }` saying why the build goes without it (GENKIT_FOR_MAPLE_PGO=0, no
- * profile, a rustc whose LLVM is older than the profile's writer). The profile is unpacked into
- * target/pgo/ (a path without whitespace concerns: the flags are passed encoded, one per field).
+ * The environment that makes cargo build the addon for `target` (a triple; the host's when absent)
+ * with the profile: `{ env, note }`, where `env` adds `-Cprofile-use=<file>` to the caller's
+ * `CARGO_ENCODED_RUSTFLAGS` when it is set, else to `RUSTFLAGS` (which napi build extends with its
+ * own flags, such as musl's `-crt-static`). `{ env: {}, note }` says why the build goes without it:
+ * GENKIT_FOR_MAPLE_PGO=0; no profile, or one that cannot be read; another rustc or target than the
+ * profile's (it would not apply); rustflags of the caller's that RUSTFLAGS would displace
+ * (`CARGO_BUILD_RUSTFLAGS`, `CARGO_TARGET_<triple>_RUSTFLAGS`, a cargo config's `rustflags`); a
+ * profile flag of the caller's own.
  */
-function profileEnv(env = process.env) {
-  if (env.GENKIT_FOR_MAPLE_PGO === "0") return { env: {}, note: "without the profile (GENKIT_FOR_MAPLE_PGO=0)" }
-  if (!fs.existsSync(PROFILE)) return { env: {}, note: `without a profile (${path.relative(root, PROFILE)} is missing)` }
-  let wanted
+function profileEnv(env = process.env, target = undefined) {
+  const without = (why) => ({ env: {}, note: `without the profile (${why})` })
+  if (env.GENKIT_FOR_MAPLE_PGO === "0") return without("GENKIT_FOR_MAPLE_PGO=0")
+  let meta
+  let packed
   try {
-    wanted = JSON.parse(fs.readFileSync(META, "utf8")).llvm
+    meta = JSON.parse(fs.readFileSync(META, "utf8"))
+    packed = fs.readFileSync(PROFILE)
   } catch (error) {
-    return { env: {}, note: `without the profile (${path.relative(root, META)}: ${error.message})` }
+    return without(`pgo/ has no readable profile: ${error.message}`)
   }
-  const llvm = rustcLlvmMajor(env)
-  if (!(llvm >= wanted)) return { env: {}, note: `without the profile (it needs rustc on LLVM ${wanted} or newer, this rustc has ${llvm ?? "no answer"})` }
-  const packed = fs.readFileSync(PROFILE)
-  const digest = crypto.createHash("sha256").update(packed).digest("hex").slice(0, 16)
-  const dir = path.join(root, "target", "pgo")
-  const file = path.join(dir, `genkit-for-maple-${digest}.profdata`)
-  if (!fs.existsSync(file)) {
-    fs.mkdirSync(dir, { recursive: true })
-    const partial = `${file}.${process.pid}.partial`
-    fs.writeFileSync(partial, zlib.gunzipSync(packed))
-    fs.renameSync(partial, file)
+  const rustc = rustcVersion(env)
+  if (rustc === undefined) return without("rustc -vV did not answer")
+  if (rustc.rustc !== meta.rustc) return without(`it was made with rustc ${meta.rustc}, this is rustc ${rustc.rustc}: its names would not match`)
+  const triple = target ?? rustc.host
+  if (triple !== meta.target) return without(`it was made for ${meta.target}, this build is for ${triple}`)
+  // Cargo takes its rustflags from one source: CARGO_ENCODED_RUSTFLAGS, else RUSTFLAGS (either set,
+  // even empty), else the target's and the build's from the environment and config files together.
+  if (env.CARGO_ENCODED_RUSTFLAGS === undefined && env.RUSTFLAGS === undefined) {
+    const displaced = Object.keys(env).filter((k) => k === "CARGO_BUILD_RUSTFLAGS" || /^CARGO_TARGET_.+_RUSTFLAGS$/.test(k))
+    displaced.push(...configRustflags(env))
+    if (displaced.length > 0) return without(`its flag would displace the rustflags of ${displaced.join(", ")}`)
   }
-  return { env: { CARGO_ENCODED_RUSTFLAGS: encoded([`-Cprofile-use=${file}`], env) }, note: `with the profile ${path.relative(root, PROFILE)}` }
+  const own = env.CARGO_ENCODED_RUSTFLAGS ?? env.RUSTFLAGS ?? ""
+  if (/profile-(use|generate)/.test(own)) return without("the caller's rustflags have a profile flag")
+  let file
+  try {
+    file = unpack(path.join(root, "target", "pgo"), packed)
+    // RUSTFLAGS is split at whitespace: a root with a space in its path unpacks into the temp dir.
+    if (env.CARGO_ENCODED_RUSTFLAGS === undefined && /\s/.test(file)) file = unpack(path.join(os.tmpdir(), "genkit-for-maple-pgo"), packed)
+  } catch (error) {
+    return without(`unpacking ${path.relative(root, PROFILE)} failed: ${error.message}`)
+  }
+  const flag = `-Cprofile-use=${file}`
+  const note = `with the profile ${path.relative(root, PROFILE)}`
+  if (env.CARGO_ENCODED_RUSTFLAGS !== undefined) {
+    return { env: { CARGO_ENCODED_RUSTFLAGS: own === "" ? flag : `${own}\x1f${flag}` }, note }
+  }
+  if (/\s/.test(file)) return without(`its unpacked path has whitespace: ${file}`)
+  return { env: { RUSTFLAGS: own.trim() === "" ? flag : `${own.trim()} ${flag}` }, note }
 }
 
-module.exports = { PROFILE, META, profileEnv, encoded, rustcLlvmMajor, sources, sourcesDigest }
+module.exports = { PROFILE, META, profileEnv, rustcVersion, sources, sourcesDigest }

@@ -5,10 +5,13 @@
 // with counts of its own (the build warns "hash mismatch" for each function the profile no longer
 // fits), and commit pgo/.
 //
-// 1. builds the addon instrumented (`-Cprofile-generate`, into target/pgo-generate/);
-// 2. runs scripts/pgo-train.js with it (the counts go to target/pgo/raw/);
+// 1. builds the addon instrumented (`-Cprofile-generate`) into target/pgo-generate/ (the package's
+//    own addon is not touched);
+// 2. runs scripts/pgo-train.js with it (NAPI_RS_NATIVE_LIBRARY_PATH; the counts go to
+//    target/pgo/raw/);
 // 3. merges them with llvm-profdata (`merge --sparse`) into pgo/genkit-for-maple.profdata.gz and
-//    records the merging LLVM's major version and the sources' digest in pgo/profile.json;
+//    records rustc's version, the target, the merging LLVM's major version and the sources' digest
+//    in pgo/profile.json (scripts/pgo-profile.js);
 // 4. runs the release build (scripts/build.js), which reads the new profile.
 //
 // llvm-profdata must read the raw format of rustc's LLVM: LLVM_PROFDATA=<path>, else rustup's
@@ -19,10 +22,12 @@ const { spawnSync } = require("node:child_process")
 const fs = require("node:fs")
 const path = require("node:path")
 const zlib = require("node:zlib")
-const { PROFILE, META, encoded, rustcLlvmMajor, sourcesDigest } = require("./pgo-profile.js")
+const { PROFILE, META, rustcVersion, sourcesDigest } = require("./pgo-profile.js")
 
 const root = path.join(__dirname, "..")
 const rawDir = path.join(root, "target", "pgo", "raw")
+/** Where the instrumented addon goes: never the package root, whose addon stays the release one. */
+const addonDir = path.join(root, "target", "pgo-generate", "addon")
 
 function fail(message) {
   console.error(`pgo: ${message}`)
@@ -37,13 +42,12 @@ function profdataMajor(bin) {
 }
 
 /** The llvm-profdata to use and its LLVM major version. */
-function findProfdata(llvm) {
+function findProfdata(rustc) {
   const candidates = []
   if (process.env.LLVM_PROFDATA) candidates.push(process.env.LLVM_PROFDATA)
-  const sysroot = spawnSync("rustc", ["--print", "sysroot"], { encoding: "utf8" }).stdout?.trim()
-  const host = /^host: (\S+)/m.exec(spawnSync("rustc", ["-vV"], { encoding: "utf8" }).stdout ?? "")?.[1]
-  if (sysroot && host) candidates.push(path.join(sysroot, "lib", "rustlib", host, "bin", "llvm-profdata"))
-  for (let n = llvm; n >= 19; n--) candidates.push(`llvm-profdata-${n}`, `/usr/lib/llvm-${n}/bin/llvm-profdata`)
+  const sysroot = spawnSync(process.env.RUSTC || "rustc", ["--print", "sysroot"], { cwd: root, encoding: "utf8" }).stdout?.trim()
+  if (sysroot) candidates.push(path.join(sysroot, "lib", "rustlib", rustc.host, "bin", "llvm-profdata"))
+  for (let n = rustc.llvm; n >= 19; n--) candidates.push(`llvm-profdata-${n}`, `/usr/lib/llvm-${n}/bin/llvm-profdata`)
   candidates.push("llvm-profdata")
   for (const bin of candidates) {
     const major = profdataMajor(bin)
@@ -59,38 +63,38 @@ function run(cmd, args, env = {}) {
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} failed (${r.status ?? r.signal ?? r.error})`)
 }
 
-const llvm = rustcLlvmMajor()
-if (llvm === undefined) fail("rustc -vV did not give its LLVM version")
-const profdata = findProfdata(llvm)
-if (profdata.major > llvm) fail(`${profdata.bin} is LLVM ${profdata.major}, newer than rustc's LLVM ${llvm}, which could not read its profile`)
+/** Writes `data` to `file` through a temporary file and a rename. */
+function writeAtomic(file, data) {
+  const partial = `${file}.${process.pid}.partial`
+  fs.writeFileSync(partial, data)
+  fs.renameSync(partial, file)
+}
+
+const rustc = rustcVersion()
+if (rustc === undefined) fail("rustc -vV did not answer")
+const profdata = findProfdata(rustc)
+if (profdata.major > rustc.llvm) fail(`${profdata.bin} is LLVM ${profdata.major}, newer than rustc's LLVM ${rustc.llvm}, which could not read its profile`)
 
 fs.rmSync(rawDir, { recursive: true, force: true })
 fs.mkdirSync(rawDir, { recursive: true })
-const instrumented = {
-  GENKIT_FOR_MAPLE_PGO: "0",
-  CARGO_ENCODED_RUSTFLAGS: encoded([`-Cprofile-generate=${rawDir}`]),
-}
-try {
-  run(process.execPath, ["scripts/build.js", "--target-dir", path.join("target", "pgo-generate")], instrumented)
-  run(process.execPath, ["scripts/pgo-train.js"], { LLVM_PROFILE_FILE: path.join(rawDir, "train-%p-%m.profraw") })
-  const raw = fs.readdirSync(rawDir).filter((f) => f.endsWith(".profraw")).map((f) => path.join(rawDir, f))
-  if (raw.length === 0) throw new Error(`the training run wrote no counts into ${rawDir}`)
-  const merged = path.join(root, "target", "pgo", "merged.profdata")
-  run(profdata.bin, ["merge", "--sparse", "-o", merged, ...raw])
-  fs.mkdirSync(path.dirname(PROFILE), { recursive: true })
-  fs.writeFileSync(PROFILE, zlib.gzipSync(fs.readFileSync(merged), { level: 9 }))
-  fs.writeFileSync(META, `${JSON.stringify({ llvm: profdata.major, sources: sourcesDigest() }, null, 2)}\n`)
-  console.log(`pgo: wrote ${path.relative(root, PROFILE)} (${fs.statSync(PROFILE).size} bytes, llvm-profdata ${profdata.major})`)
-} catch (error) {
-  console.error(`pgo: ${error.message}`)
-  process.exitCode = 1
-} finally {
-  // The package's addon is the instrumented one until this rebuild (with the new profile, or the
-  // previous one when a step above failed).
-  try {
-    run(process.execPath, ["scripts/build.js"])
-  } catch (error) {
-    console.error(`pgo: ${error.message}`)
-    process.exitCode = 1
-  }
-}
+fs.rmSync(addonDir, { recursive: true, force: true })
+// The caller's rustflags are not carried into the instrumented build: its counts are keyed by the
+// functions' names, which rustflags do not change.
+const instrumented = { GENKIT_FOR_MAPLE_PGO: "0", CARGO_ENCODED_RUSTFLAGS: `-Cprofile-generate=${rawDir}` }
+run(process.execPath, ["scripts/build.js", "--target-dir", path.join("target", "pgo-generate"), "--output-dir", addonDir], instrumented)
+const addon = fs.readdirSync(addonDir).find((f) => f.endsWith(".node"))
+if (addon === undefined) fail(`the instrumented build left no .node in ${addonDir}`)
+run(process.execPath, ["scripts/pgo-train.js"], {
+  NAPI_RS_NATIVE_LIBRARY_PATH: path.join(addonDir, addon),
+  LLVM_PROFILE_FILE: path.join(rawDir, "train-%p-%m.profraw"),
+})
+const raw = fs.readdirSync(rawDir).filter((f) => f.endsWith(".profraw")).map((f) => path.join(rawDir, f))
+if (raw.length === 0) fail(`the training run wrote no counts into ${rawDir}`)
+const merged = path.join(root, "target", "pgo", "merged.profdata")
+run(profdata.bin, ["merge", "--sparse", "-o", merged, ...raw])
+fs.mkdirSync(path.dirname(PROFILE), { recursive: true })
+writeAtomic(PROFILE, zlib.gzipSync(fs.readFileSync(merged), { level: 9 }))
+const meta = { rustc: rustc.rustc, target: rustc.host, llvm: profdata.major, sources: sourcesDigest() }
+writeAtomic(META, `${JSON.stringify(meta, null, 2)}\n`)
+console.log(`pgo: wrote ${path.relative(root, PROFILE)} (${fs.statSync(PROFILE).size} bytes) and ${path.relative(root, META)}`)
+run(process.execPath, ["scripts/build.js"])
