@@ -56,11 +56,11 @@ function findProfdata(rustc) {
   fail(`no llvm-profdata found (tried ${candidates.join(", ")}); set LLVM_PROFDATA or install llvm-tools`)
 }
 
-/** Runs a step with its output passed through; throws when it fails. */
+/** Runs a step with its output passed through; stops here when it fails (the package's addon is untouched until step 4). */
 function run(cmd, args, env = {}) {
   console.log(`pgo: ${[cmd, ...args].join(" ")}`)
   const r = spawnSync(cmd, args, { cwd: root, stdio: "inherit", env: { ...process.env, ...env } })
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} failed (${r.status ?? r.signal ?? r.error})`)
+  if (r.status !== 0) fail(`${cmd} ${args.join(" ")} failed (${r.status ?? r.signal ?? r.error})`)
 }
 
 /** Writes `data` to `file` through a temporary file and a rename. */
@@ -81,15 +81,19 @@ fs.rmSync(addonDir, { recursive: true, force: true })
 // The caller's rustflags are not carried into the instrumented build: its counts are keyed by the
 // functions' names, which rustflags do not change.
 const instrumented = { GENKIT_FOR_MAPLE_PGO: "0", CARGO_ENCODED_RUSTFLAGS: `-Cprofile-generate=${rawDir}` }
+// Its `build:` line says "without the profile (GENKIT_FOR_MAPLE_PGO=0)": this build makes one.
+console.log("pgo: 1/4 the instrumented build")
 run(process.execPath, ["scripts/build.js", "--target-dir", path.join("target", "pgo-generate"), "--output-dir", addonDir], instrumented)
 const addon = fs.readdirSync(addonDir).find((f) => f.endsWith(".node"))
 if (addon === undefined) fail(`the instrumented build left no .node in ${addonDir}`)
+console.log("pgo: 2/4 the training run")
 run(process.execPath, ["scripts/pgo-train.js"], {
   NAPI_RS_NATIVE_LIBRARY_PATH: path.join(addonDir, addon),
   LLVM_PROFILE_FILE: path.join(rawDir, "train-%p-%m.profraw"),
 })
 const raw = fs.readdirSync(rawDir).filter((f) => f.endsWith(".profraw")).map((f) => path.join(rawDir, f))
 if (raw.length === 0) fail(`the training run wrote no counts into ${rawDir}`)
+console.log("pgo: 3/4 the merge")
 const merged = path.join(root, "target", "pgo", "merged.profdata")
 run(profdata.bin, ["merge", "--sparse", "-o", merged, ...raw])
 fs.mkdirSync(path.dirname(PROFILE), { recursive: true })
@@ -97,4 +101,5 @@ writeAtomic(PROFILE, zlib.gzipSync(fs.readFileSync(merged), { level: 9 }))
 const meta = { rustc: rustc.rustc, target: rustc.host, llvm: profdata.major, sources: sourcesDigest() }
 writeAtomic(META, `${JSON.stringify(meta, null, 2)}\n`)
 console.log(`pgo: wrote ${path.relative(root, PROFILE)} (${fs.statSync(PROFILE).size} bytes) and ${path.relative(root, META)}`)
+console.log("pgo: 4/4 the release build, with the new profile")
 run(process.execPath, ["scripts/build.js"])
