@@ -10,6 +10,7 @@ const fs = require("node:fs")
 const os = require("node:os")
 const path = require("node:path")
 const zlib = require("node:zlib")
+const crypto = require("node:crypto")
 const { PROFILE, META, profileEnv, sourcesDigest } = require("../scripts/pgo-profile.js")
 
 /** The first 8 bytes of an indexed LLVM profile (`IndexedInstrProf::Magic`): `\xfflprofi\x81`. */
@@ -19,8 +20,11 @@ const unpacked = zlib.gunzipSync(fs.readFileSync(PROFILE))
 const posix = process.platform !== "win32" || "the stand-in rustc is a shell script"
 
 test("pgo/ holds an indexed LLVM profile made from the current sources and training run", () => {
-  assert.match(meta.rustc, /^\d+\.\d+\.\d+\S* \([0-9a-f]{40}\)$/)
-  assert.match(meta.target, /^[a-z0-9_]+-[a-z0-9_]+-[a-z0-9_-]+$/)
+  const [, release, commit] = /^(\d+\.\d+\.\d+) \(([0-9a-f]{40})\)$/.exec(meta.rustc)
+  assert.match(meta.rustcVV, new RegExp(`^release: ${release.replace(/\./g, "\\.")}$`, "m"))
+  assert.match(meta.rustcVV, new RegExp(`^commit-hash: ${commit}$`, "m"))
+  // The release workflow's profile-guided binary: a profile made on another host would not fit it.
+  assert.equal(meta.target, "x86_64-unknown-linux-gnu")
   assert.ok(Number.isInteger(meta.llvm) && meta.llvm >= 19, `profile.json's llvm: ${meta.llvm}`)
   assert.equal(
     meta.sources,
@@ -40,15 +44,18 @@ test("the release workflow builds with the rustc the profile was made with", () 
 /** A temp dir with stand-in rustc scripts and an empty CARGO_HOME; `env(extra)` builds an environment. */
 function sandbox() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gfm-pgo-"))
-  const [release, commit] = /^(\S+) \(([0-9a-f]+)\)$/.exec(meta.rustc).slice(1)
   const rustc = (name, body) => {
     const file = path.join(dir, name)
     fs.writeFileSync(file, `#!/bin/sh\n${body}\n`, { mode: 0o755 })
     return file
   }
-  const answer = (rel, llvm) =>
-    `echo "rustc ${rel}"\necho "binary: rustc"\necho "commit-hash: ${commit}"\necho "host: ${meta.target}"\necho "release: ${rel}"\necho "LLVM version: ${llvm}.1.2"`
-  const same = rustc("rustc", answer(release, 22))
+  /** A stand-in that answers `vv` to `rustc -vV`. */
+  const answer = (vv) => {
+    const text = path.join(dir, `vv-${crypto.randomUUID()}.txt`)
+    fs.writeFileSync(text, `${vv}\n`)
+    return `cat '${text}'`
+  }
+  const same = rustc("rustc", answer(meta.rustcVV))
   const cargoHome = path.join(dir, "cargo-home")
   fs.mkdirSync(cargoHome)
   const env = (extra = {}) => ({ PATH: process.env.PATH, HOME: process.env.HOME, CARGO_HOME: cargoHome, RUSTC: same, ...extra })
@@ -118,8 +125,14 @@ test("the build goes without the profile where its flag would displace or clash 
     fs.writeFileSync(config, '[target.x86_64-unknown-linux-gnu]\nrustflags = ["-Ctarget-cpu=native"]\n')
     without(box.env(), new RegExp(config.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
     fs.rmSync(config)
-    without(box.env({ RUSTFLAGS: "-Cprofile-generate=/tmp/x" }), /have a profile flag/)
-    without(box.env({ CARGO_ENCODED_RUSTFLAGS: "-Cprofile-use=/tmp/x.profdata" }), /have a profile flag/)
+    without(box.env({ RUSTFLAGS: "-Cprofile-generate=/tmp/x" }), /have a profile or coverage flag/)
+    without(box.env({ CARGO_ENCODED_RUSTFLAGS: "-Cprofile-use=/tmp/x.profdata" }), /have a profile or coverage flag/)
+    without(box.env({ RUSTFLAGS: "-C instrument-coverage" }), /have a profile or coverage flag/)
+    // A commented-out line or another key's value is not a rustflags setting; `build.rustflags` is.
+    fs.writeFileSync(config, '# rustflags = ["-g"]\n[env]\nX = "rustflags"\n')
+    assert.match(profileEnv(box.env(), meta.target).note, /^with the profile/)
+    fs.writeFileSync(config, 'build.rustflags = ["-g"]\n')
+    without(box.env(), /displace the rustflags of/)
   } finally {
     box.cleanup()
   }
@@ -135,8 +148,11 @@ test("the build goes without the profile when asked to, or where it would not ap
     }
     without(box.env({ GENKIT_FOR_MAPLE_PGO: "0" }), meta.target, /GENKIT_FOR_MAPLE_PGO=0/)
     without(box.env(), "aarch64-apple-darwin", new RegExp(`made for ${meta.target}, this build is for aarch64-apple-darwin`))
-    const other = box.rustc("rustc-other", box.answer("1.94.1", 21))
-    without(box.env({ RUSTC: other }), meta.target, /this is rustc 1\.94\.1 .*names would not match/)
+    const older = meta.rustcVV.replace(/^release: .*$/m, "release: 1.94.1").replace(/^rustc \S+/, "rustc 1.94.1")
+    without(box.env({ RUSTC: box.rustc("rustc-other", box.answer(older)) }), meta.target, /this is rustc 1\.94\.1 .*names would not match/)
+    // The same release and commit built on another LLVM (a distribution's rustc): other hashes.
+    const distro = meta.rustcVV.replace(/^LLVM version: .*$/m, "LLVM version: 18.1.8")
+    without(box.env({ RUSTC: box.rustc("rustc-distro", box.answer(distro)) }), meta.target, /of another build \(rustc -vV differs\)/)
     const silent = box.rustc("rustc-silent", "exit 1")
     without(box.env({ RUSTC: silent }), meta.target, /rustc -vV did not answer/)
     // The same rustc and target: with it (the host's triple when no target is named).

@@ -66,13 +66,19 @@ function napi(args, env) {
   return r.status ?? 1
 }
 
-/** The triple of a `--target <t>`, `--target=<t>` or `-t <t>` among napi build's arguments. */
+/**
+ * The triple napi build is given: a `--target <t>`, `--target=<t>`, `-t <t>` or `-t=<t>` among its
+ * arguments (the last one, as napi's parser takes; not after `--`, which are cargo's), else
+ * CARGO_BUILD_TARGET, else undefined (the host's).
+ */
 function targetArg(args) {
-  for (let i = 0; i < args.length; i++) {
-    if (args[i] === "--target" || args[i] === "-t") return args[i + 1]
-    if (args[i].startsWith("--target=")) return args[i].slice("--target=".length)
+  let target
+  for (let i = 0; i < args.length && args[i] !== "--"; i++) {
+    if (args[i] === "--target" || args[i] === "-t") target = args[++i]
+    else if (args[i].startsWith("--target=")) target = args[i].slice("--target=".length)
+    else if (args[i].startsWith("-t=")) target = args[i].slice("-t=".length)
   }
-  return undefined
+  return target ?? (process.env.CARGO_BUILD_TARGET || undefined)
 }
 
 const cross = process.platform === "linux" && process.arch === "x64" && isGlibc() && process.env.GENKIT_FOR_MAPLE_HOST_TOOLCHAIN !== "1"

@@ -5,9 +5,11 @@
 //
 // pgo/genkit-for-maple.profdata.gz: the indexed profile (`llvm-profdata merge --sparse`), gzipped.
 // pgo/profile.json: what it was made with and from:
-//   rustc    `rustc -vV`'s release and commit hash. The profile names each function by its symbol,
-//            whose hash cargo derives from the rustc version (and the target and the features): with
-//            another rustc no name matches and the profile would do nothing, silently;
+//   rustc    `rustc -vV`'s release and commit hash, for people (and the release workflow's pin);
+//   rustcVV  `rustc -vV`'s whole answer. The profile names each function by its symbol, whose hash
+//            cargo derives from that answer (version, commit, host, LLVM) and from the target and
+//            the features: with another rustc no name matches and the profile would do nothing,
+//            silently;
 //   target   the target triple it was made for (the same reason);
 //   llvm     the LLVM major version of the llvm-profdata that wrote it;
 //   sources  the SHA-256 of the sources and training inputs it was made from (`sourcesDigest`;
@@ -73,15 +75,20 @@ function sourcesDigest() {
   return hash.digest("hex")
 }
 
-/** `rustc -vV` (the rustc cargo runs for this root): `{ rustc, host, llvm }`, or undefined. */
+/**
+ * `rustc -vV` (the rustc cargo runs for this root): `{ rustc, vv, host, llvm, stable }` (`vv` the
+ * whole answer, line endings as LF, trimmed), or undefined when it does not answer.
+ */
 function rustcVersion(env = process.env) {
   const r = spawnSync(env.RUSTC || "rustc", ["-vV"], { cwd: root, encoding: "utf8", env })
-  const out = r.stdout ?? ""
-  const field = (name) => new RegExp(`^${name}: (\\S+)`, "m").exec(out)?.[1]
+  const vv = (r.stdout ?? "").replace(/\r\n/g, "\n").trim()
+  const field = (name) => new RegExp(`^${name}: (\\S+)`, "m").exec(vv)?.[1]
   const release = field("release")
+  const commit = field("commit-hash")
   const llvm = Number(field("LLVM version")?.split(".")[0])
   if (r.status !== 0 || release === undefined || !(llvm > 0)) return undefined
-  return { rustc: `${release} (${field("commit-hash") ?? "unknown"})`, host: field("host"), llvm }
+  const stable = /^\d+\.\d+\.\d+$/.test(release) && /^[0-9a-f]{40}$/.test(commit ?? "")
+  return { rustc: `${release} (${commit ?? "unknown"})`, vv, host: field("host"), llvm, stable }
 }
 
 /** Cargo config files that set rustflags, which RUSTFLAGS would displace (cargo reads one source). */
@@ -95,27 +102,35 @@ function configRustflags(env) {
   files.push(path.join(home, "config.toml"), path.join(home, "config"))
   return files.filter((f) => {
     try {
-      return /^\s*rustflags\s*=/m.test(fs.readFileSync(f, "utf8"))
+      return /^[^#\n]*\brustflags\s*=/m.test(fs.readFileSync(f, "utf8"))
     } catch {
       return false
     }
   })
 }
 
-/** The profile unpacked (once a version) into `dir`, other versions removed; its path. */
+/**
+ * The profile unpacked (once a version) into `dir`; its path. Other versions' files an hour old or
+ * more are removed (a younger one may be in use by a build that started before a pull).
+ */
 function unpack(dir, packed) {
   const digest = crypto.createHash("sha256").update(packed).digest("hex").slice(0, 16)
   const name = `genkit-for-maple-${digest}.profdata`
   const file = path.join(dir, name)
   fs.mkdirSync(dir, { recursive: true })
   for (const old of fs.readdirSync(dir)) {
-    if (old !== name && old.startsWith("genkit-for-maple-") && /\.profdata(\.\d+\.partial)?$/.test(old)) {
-      fs.rmSync(path.join(dir, old), { force: true })
+    if (old.startsWith(name) || !old.startsWith("genkit-for-maple-") || !/\.profdata(\.\d+\.partial)?$/.test(old)) continue
+    try {
+      if (Date.now() - fs.statSync(path.join(dir, old)).mtimeMs > 3600_000) fs.rmSync(path.join(dir, old), { force: true })
+    } catch {
+      // Removed by another build meanwhile.
     }
   }
-  if (!fs.existsSync(file)) {
+  const bytes = zlib.gunzipSync(packed)
+  // A copy cut short (a crash while writing it: the rename makes that unlikely) is written again.
+  if (!fs.existsSync(file) || fs.statSync(file).size !== bytes.length) {
     const partial = `${file}.${process.pid}.partial`
-    fs.writeFileSync(partial, zlib.gunzipSync(packed))
+    fs.writeFileSync(partial, bytes)
     try {
       fs.renameSync(partial, file)
     } catch (error) {
@@ -151,23 +166,28 @@ function profileEnv(env = process.env, target = undefined) {
   }
   const rustc = rustcVersion(env)
   if (rustc === undefined) return without("rustc -vV did not answer")
-  if (rustc.rustc !== meta.rustc) return without(`it was made with rustc ${meta.rustc}, this is rustc ${rustc.rustc}: its names would not match`)
+  if (rustc.vv !== meta.rustcVV) return without(`it was made with rustc ${meta.rustc}, this is rustc ${rustc.rustc}${rustc.rustc === meta.rustc ? " of another build (rustc -vV differs)" : ""}: its names would not match`)
+  if (!(rustc.llvm >= meta.llvm)) return without(`rustc's LLVM ${rustc.llvm} cannot read the LLVM ${meta.llvm} profile`)
   const triple = target ?? rustc.host
   if (triple !== meta.target) return without(`it was made for ${meta.target}, this build is for ${triple}`)
   // Cargo takes its rustflags from one source: CARGO_ENCODED_RUSTFLAGS, else RUSTFLAGS (either set,
-  // even empty), else the target's and the build's from the environment and config files together.
+  // even empty), else the target's and its cfg sections' (environment and config files), else the
+  // build's. Any of those would be displaced by a RUSTFLAGS of ours (a config section for another
+  // triple too, to be safe).
   if (env.CARGO_ENCODED_RUSTFLAGS === undefined && env.RUSTFLAGS === undefined) {
     const displaced = Object.keys(env).filter((k) => k === "CARGO_BUILD_RUSTFLAGS" || /^CARGO_TARGET_.+_RUSTFLAGS$/.test(k))
     displaced.push(...configRustflags(env))
     if (displaced.length > 0) return without(`its flag would displace the rustflags of ${displaced.join(", ")}`)
   }
   const own = env.CARGO_ENCODED_RUSTFLAGS ?? env.RUSTFLAGS ?? ""
-  if (/profile-(use|generate)/.test(own)) return without("the caller's rustflags have a profile flag")
+  if (/profile-(use|generate|sample-use)|instrument-coverage/.test(own)) return without("the caller's rustflags have a profile or coverage flag, which rustc does not take with -Cprofile-use")
   let file
   try {
     file = unpack(path.join(root, "target", "pgo"), packed)
     // RUSTFLAGS is split at whitespace: a root with a space in its path unpacks into the temp dir.
-    if (env.CARGO_ENCODED_RUSTFLAGS === undefined && /\s/.test(file)) file = unpack(path.join(os.tmpdir(), "genkit-for-maple-pgo"), packed)
+    if (env.CARGO_ENCODED_RUSTFLAGS === undefined && /\s/.test(file)) {
+      file = unpack(path.join(os.tmpdir(), `genkit-for-maple-pgo-${process.getuid?.() ?? os.userInfo().username}`), packed)
+    }
   } catch (error) {
     return without(`unpacking ${path.relative(root, PROFILE)} failed: ${error.message}`)
   }

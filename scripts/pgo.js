@@ -72,6 +72,12 @@ function writeAtomic(file, data) {
 
 const rustc = rustcVersion()
 if (rustc === undefined) fail("rustc -vV did not answer")
+if (!rustc.stable) fail(`rustc ${rustc.rustc} is not a stable release with a commit hash: the release workflow pins the profile's rustc, which must be one`)
+// The release workflow's profile-guided binary is linux-x64-gnu's; a profile made on another host
+// fits only that host's target, and the release would lose it (`--any-host` to make one anyway).
+if (rustc.host !== "x86_64-unknown-linux-gnu" && !process.argv.includes("--any-host")) {
+  fail(`this host is ${rustc.host}: the release's profile is made on x86_64-unknown-linux-gnu (--any-host to make one for this host)`)
+}
 const profdata = findProfdata(rustc)
 if (profdata.major > rustc.llvm) fail(`${profdata.bin} is LLVM ${profdata.major}, newer than rustc's LLVM ${rustc.llvm}, which could not read its profile`)
 
@@ -98,7 +104,7 @@ const merged = path.join(root, "target", "pgo", "merged.profdata")
 run(profdata.bin, ["merge", "--sparse", "-o", merged, ...raw])
 fs.mkdirSync(path.dirname(PROFILE), { recursive: true })
 writeAtomic(PROFILE, zlib.gzipSync(fs.readFileSync(merged), { level: 9 }))
-const meta = { rustc: rustc.rustc, target: rustc.host, llvm: profdata.major, sources: sourcesDigest() }
+const meta = { rustc: rustc.rustc, rustcVV: rustc.vv, target: rustc.host, llvm: profdata.major, sources: sourcesDigest() }
 writeAtomic(META, `${JSON.stringify(meta, null, 2)}\n`)
 console.log(`pgo: wrote ${path.relative(root, PROFILE)} (${fs.statSync(PROFILE).size} bytes) and ${path.relative(root, META)}`)
 console.log("pgo: 4/4 the release build, with the new profile")
