@@ -11,20 +11,24 @@ const os = require("node:os")
 const path = require("node:path")
 const zlib = require("node:zlib")
 const crypto = require("node:crypto")
-const { PROFILE, META, profileEnv, sourcesDigest } = require("../scripts/pgo-profile.js")
+const { PROFILE, META, parseRustc, profileEnv, sourcesDigest } = require("../scripts/pgo-profile.js")
 
 /** The first 8 bytes of an indexed LLVM profile (`IndexedInstrProf::Magic`): `\xfflprofi\x81`. */
 const INDEXED_MAGIC = Buffer.from([0xff, 0x6c, 0x70, 0x72, 0x6f, 0x66, 0x69, 0x81])
 const meta = JSON.parse(fs.readFileSync(META, "utf8"))
+/** The rustc the profile was made with, and its host: the profile's target. */
+const made = parseRustc(meta.rustcVV)
 const unpacked = zlib.gunzipSync(fs.readFileSync(PROFILE))
-const posix = process.platform !== "win32" || "the stand-in rustc is a shell script"
+const skip = process.platform === "win32" && "the stand-in rustc is a shell script"
 
 test("pgo/ holds an indexed LLVM profile made from the current sources and training run", () => {
-  const [, release, commit] = /^(\d+\.\d+\.\d+) \(([0-9a-f]{40})\)$/.exec(meta.rustc)
+  assert.match(made.rustc, /^\d+\.\d+\.\d+ \([0-9a-f]{40}\)$/)
+  assert.ok(made.stable)
+  const [, release, commit] = /^(\d+\.\d+\.\d+) \(([0-9a-f]{40})\)$/.exec(made.rustc)
   assert.match(meta.rustcVV, new RegExp(`^release: ${release.replace(/\./g, "\\.")}$`, "m"))
   assert.match(meta.rustcVV, new RegExp(`^commit-hash: ${commit}$`, "m"))
   // The release workflow's profile-guided binary: a profile made on another host would not fit it.
-  assert.equal(meta.target, "x86_64-unknown-linux-gnu")
+  assert.equal(made.host, "x86_64-unknown-linux-gnu")
   assert.ok(Number.isInteger(meta.llvm) && meta.llvm >= 19, `profile.json's llvm: ${meta.llvm}`)
   assert.equal(
     meta.sources,
@@ -38,7 +42,7 @@ test("pgo/ holds an indexed LLVM profile made from the current sources and train
 test("the release workflow builds with the rustc the profile was made with", () => {
   const workflow = fs.readFileSync(path.join(__dirname, "..", ".github", "workflows", "release.yml"), "utf8")
   const pinned = /uses: dtolnay\/rust-toolchain@master\s+with:\s+toolchain: "([^"]+)"/.exec(workflow)?.[1]
-  assert.equal(pinned, meta.rustc.split(" ")[0], "release.yml's toolchain is not pgo/profile.json's rustc: the published linux-x64-gnu binary would not be profile-guided")
+  assert.equal(pinned, made.release, "release.yml's toolchain is not pgo/profile.json's rustc: the published linux-x64-gnu binary would not be profile-guided")
 })
 
 /** A temp dir with stand-in rustc scripts and an empty CARGO_HOME; `env(extra)` builds an environment. */
@@ -62,6 +66,13 @@ function sandbox() {
   return { dir, rustc, answer, cargoHome, env, cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) }
 }
 
+/** `profileEnv(env, target)` leaves the profile out, with a note matching `pattern`. */
+function assertWithout(env, target, pattern) {
+  const r = profileEnv(env, target)
+  assert.deepEqual(r.env, {})
+  assert.match(r.note, pattern)
+}
+
 /** The file a `-Cprofile-use=<file>` flag names, checked to hold the unpacked profile. */
 function usedProfile(flag) {
   const [, file] = /^-Cprofile-use=(.+)$/.exec(flag)
@@ -70,10 +81,10 @@ function usedProfile(flag) {
   return file
 }
 
-test("the build's flags: the profile added to RUSTFLAGS, after the caller's own, for napi build to extend", { skip: posix !== true && posix }, () => {
+test("the build's flags: the profile added to RUSTFLAGS, after the caller's own, for napi build to extend", { skip }, () => {
   const box = sandbox()
   try {
-    const plain = profileEnv(box.env(), meta.target)
+    const plain = profileEnv(box.env(), made.host)
     assert.match(plain.note, /^with the profile/)
     assert.deepEqual(Object.keys(plain.env), ["RUSTFLAGS"])
     usedProfile(plain.env.RUSTFLAGS)
@@ -92,7 +103,7 @@ test("the build's flags: the profile added to RUSTFLAGS, after the caller's own,
   }
 })
 
-test("the build's flags: the caller's CARGO_ENCODED_RUSTFLAGS kept field by field (a space inside a flag too)", { skip: posix !== true && posix }, () => {
+test("the build's flags: the caller's CARGO_ENCODED_RUSTFLAGS kept field by field (a space inside a flag too)", { skip }, () => {
   const box = sandbox()
   try {
     const own = ["-Clink-arg=-Wl,-rpath,/opt/a dir", "-g"].join("\x1f")
@@ -111,50 +122,40 @@ test("the build's flags: the caller's CARGO_ENCODED_RUSTFLAGS kept field by fiel
   }
 })
 
-test("the build goes without the profile where its flag would displace or clash with the caller's rustflags", { skip: posix !== true && posix }, () => {
+test("the build goes without the profile where its flag would displace or clash with the caller's rustflags", { skip }, () => {
   const box = sandbox()
   try {
-    const without = (env, pattern) => {
-      const r = profileEnv(env, meta.target)
-      assert.deepEqual(r.env, {})
-      assert.match(r.note, pattern)
-    }
-    without(box.env({ CARGO_BUILD_RUSTFLAGS: "-g" }), /displace the rustflags of CARGO_BUILD_RUSTFLAGS/)
-    without(box.env({ CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS: "-g" }), /CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS/)
+    assertWithout(box.env({ CARGO_BUILD_RUSTFLAGS: "-g" }), made.host, /displace the rustflags of CARGO_BUILD_RUSTFLAGS/)
+    assertWithout(box.env({ CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS: "-g" }), made.host, /CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS/)
     const config = path.join(box.cargoHome, "config.toml")
     fs.writeFileSync(config, '[target.x86_64-unknown-linux-gnu]\nrustflags = ["-Ctarget-cpu=native"]\n')
-    without(box.env(), new RegExp(config.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+    assertWithout(box.env(), made.host, new RegExp(config.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
     fs.rmSync(config)
-    without(box.env({ RUSTFLAGS: "-Cprofile-generate=/tmp/x" }), /have a profile or coverage flag/)
-    without(box.env({ CARGO_ENCODED_RUSTFLAGS: "-Cprofile-use=/tmp/x.profdata" }), /have a profile or coverage flag/)
-    without(box.env({ RUSTFLAGS: "-C instrument-coverage" }), /have a profile or coverage flag/)
+    assertWithout(box.env({ RUSTFLAGS: "-Cprofile-generate=/tmp/x" }), made.host, /have a profile or coverage flag/)
+    assertWithout(box.env({ CARGO_ENCODED_RUSTFLAGS: "-Cprofile-use=/tmp/x.profdata" }), made.host, /have a profile or coverage flag/)
+    assertWithout(box.env({ RUSTFLAGS: "-C instrument-coverage" }), made.host, /have a profile or coverage flag/)
     // A commented-out line or another key's value is not a rustflags setting; `build.rustflags` is.
     fs.writeFileSync(config, '# rustflags = ["-g"]\n[env]\nX = "rustflags"\n')
-    assert.match(profileEnv(box.env(), meta.target).note, /^with the profile/)
+    assert.match(profileEnv(box.env(), made.host).note, /^with the profile/)
     fs.writeFileSync(config, 'build.rustflags = ["-g"]\n')
-    without(box.env(), /displace the rustflags of/)
+    assertWithout(box.env(), made.host, /displace the rustflags of/)
   } finally {
     box.cleanup()
   }
 })
 
-test("the build goes without the profile when asked to, or where it would not apply (another rustc or target)", { skip: posix !== true && posix }, () => {
+test("the build goes without the profile when asked to, or where it would not apply (another rustc or target)", { skip }, () => {
   const box = sandbox()
   try {
-    const without = (env, target, pattern) => {
-      const r = profileEnv(env, target)
-      assert.deepEqual(r.env, {})
-      assert.match(r.note, pattern)
-    }
-    without(box.env({ GENKIT_FOR_MAPLE_PGO: "0" }), meta.target, /GENKIT_FOR_MAPLE_PGO=0/)
-    without(box.env(), "aarch64-apple-darwin", new RegExp(`made for ${meta.target}, this build is for aarch64-apple-darwin`))
+    assertWithout(box.env({ GENKIT_FOR_MAPLE_PGO: "0" }), made.host, /GENKIT_FOR_MAPLE_PGO=0/)
+    assertWithout(box.env(), "aarch64-apple-darwin", new RegExp(`made for ${made.host}, this build is for aarch64-apple-darwin`))
     const older = meta.rustcVV.replace(/^release: .*$/m, "release: 1.94.1").replace(/^rustc \S+/, "rustc 1.94.1")
-    without(box.env({ RUSTC: box.rustc("rustc-other", box.answer(older)) }), meta.target, /this is rustc 1\.94\.1 .*names would not match/)
+    assertWithout(box.env({ RUSTC: box.rustc("rustc-other", box.answer(older)) }), made.host, /this is rustc 1\.94\.1 .*names would not match/)
     // The same release and commit built on another LLVM (a distribution's rustc): other hashes.
     const distro = meta.rustcVV.replace(/^LLVM version: .*$/m, "LLVM version: 18.1.8")
-    without(box.env({ RUSTC: box.rustc("rustc-distro", box.answer(distro)) }), meta.target, /of another build \(rustc -vV differs\)/)
+    assertWithout(box.env({ RUSTC: box.rustc("rustc-distro", box.answer(distro)) }), made.host, /of another build \(rustc -vV differs\)/)
     const silent = box.rustc("rustc-silent", "exit 1")
-    without(box.env({ RUSTC: silent }), meta.target, /rustc -vV did not answer/)
+    assertWithout(box.env({ RUSTC: silent }), made.host, /rustc -vV did not answer/)
     // The same rustc and target: with it (the host's triple when no target is named).
     assert.match(profileEnv(box.env(), undefined).note, /^with the profile/)
   } finally {

@@ -5,13 +5,13 @@
 //
 // pgo/genkit-for-maple.profdata.gz: the indexed profile (`llvm-profdata merge --sparse`), gzipped.
 // pgo/profile.json: what it was made with and from:
-//   rustc    `rustc -vV`'s release and commit hash, for people (and the release workflow's pin);
 //   rustcVV  `rustc -vV`'s whole answer. The profile names each function by its symbol, whose hash
 //            cargo derives from that answer (version, commit, host, LLVM) and from the target and
 //            the features: with another rustc no name matches and the profile would do nothing,
-//            silently;
-//   target   the target triple it was made for (the same reason);
-//   llvm     the LLVM major version of the llvm-profdata that wrote it;
+//            silently. Its `host` is the target the profile was made for (scripts/pgo.js builds for
+//            the host), for the same reason; `parseRustc` reads both;
+//   llvm     the LLVM major version of the llvm-profdata that wrote it (at most rustc's: pgo.js
+//            checks), for the record;
 //   sources  the SHA-256 of the sources and training inputs it was made from (`sourcesDigest`;
 //            __test__/pgo.test.js fails when they changed since).
 // `npm run pgo` (scripts/pgo.js) writes both files.
@@ -76,19 +76,37 @@ function sourcesDigest() {
 }
 
 /**
- * `rustc -vV` (the rustc cargo runs for this root): `{ rustc, vv, host, llvm, stable }` (`vv` the
- * whole answer, line endings as LF, trimmed), or undefined when it does not answer.
+ * A `rustc -vV` answer read: `{ rustc, release, vv, host, llvm, stable }` (`rustc` its release and
+ * commit hash for messages, `vv` the answer with line endings as LF, trimmed), or undefined when it
+ * has no release or LLVM version.
  */
-function rustcVersion(env = process.env) {
-  const r = spawnSync(env.RUSTC || "rustc", ["-vV"], { cwd: root, encoding: "utf8", env })
-  const vv = (r.stdout ?? "").replace(/\r\n/g, "\n").trim()
+function parseRustc(text) {
+  const vv = text.replace(/\r\n/g, "\n").trim()
   const field = (name) => new RegExp(`^${name}: (\\S+)`, "m").exec(vv)?.[1]
   const release = field("release")
   const commit = field("commit-hash")
   const llvm = Number(field("LLVM version")?.split(".")[0])
-  if (r.status !== 0 || release === undefined || !(llvm > 0)) return undefined
+  if (release === undefined || !(llvm > 0)) return undefined
   const stable = /^\d+\.\d+\.\d+$/.test(release) && /^[0-9a-f]{40}$/.test(commit ?? "")
-  return { rustc: `${release} (${commit ?? "unknown"})`, vv, host: field("host"), llvm, stable }
+  return { rustc: `${release} (${commit ?? "unknown"})`, release, vv, host: field("host"), llvm, stable }
+}
+
+/** `rustc -vV` of the rustc cargo runs for this root, read by `parseRustc`; undefined when it fails. */
+function rustcVersion(env = process.env) {
+  const r = spawnSync(env.RUSTC || "rustc", ["-vV"], { cwd: root, encoding: "utf8", env })
+  return r.status === 0 ? parseRustc(r.stdout ?? "") : undefined
+}
+
+/** Writes `data` to `file` through a temporary file beside it and a rename. */
+function writeAtomic(file, data) {
+  const partial = `${file}.${process.pid}.partial`
+  fs.writeFileSync(partial, data)
+  try {
+    fs.renameSync(partial, file)
+  } catch (error) {
+    fs.rmSync(partial, { force: true })
+    throw error
+  }
 }
 
 /** Cargo config files that set rustflags, which RUSTFLAGS would displace (cargo reads one source). */
@@ -129,14 +147,11 @@ function unpack(dir, packed) {
   const bytes = zlib.gunzipSync(packed)
   // A copy cut short (a crash while writing it: the rename makes that unlikely) is written again.
   if (!fs.existsSync(file) || fs.statSync(file).size !== bytes.length) {
-    const partial = `${file}.${process.pid}.partial`
-    fs.writeFileSync(partial, bytes)
     try {
-      fs.renameSync(partial, file)
+      writeAtomic(file, bytes)
     } catch (error) {
       // Another build renamed the same bytes first (on Windows the rename fails while its rustc
       // reads the file): that file is the one to use.
-      fs.rmSync(partial, { force: true })
       if (!fs.existsSync(file)) throw error
     }
   }
@@ -164,12 +179,15 @@ function profileEnv(env = process.env, target = undefined) {
   } catch (error) {
     return without(`pgo/ has no readable profile: ${error.message}`)
   }
+  const made = parseRustc(String(meta.rustcVV))
+  if (made === undefined) return without("pgo/profile.json names no rustc")
   const rustc = rustcVersion(env)
   if (rustc === undefined) return without("rustc -vV did not answer")
-  if (rustc.vv !== meta.rustcVV) return without(`it was made with rustc ${meta.rustc}, this is rustc ${rustc.rustc}${rustc.rustc === meta.rustc ? " of another build (rustc -vV differs)" : ""}: its names would not match`)
-  if (!(rustc.llvm >= meta.llvm)) return without(`rustc's LLVM ${rustc.llvm} cannot read the LLVM ${meta.llvm} profile`)
+  // The same answer means the same LLVM too, so the profile (written by an llvm-profdata no newer
+  // than that LLVM) is readable.
+  if (rustc.vv !== made.vv) return without(`it was made with rustc ${made.rustc}, this is rustc ${rustc.rustc}${rustc.rustc === made.rustc ? " of another build (rustc -vV differs)" : ""}: its names would not match`)
   const triple = target ?? rustc.host
-  if (triple !== meta.target) return without(`it was made for ${meta.target}, this build is for ${triple}`)
+  if (triple !== made.host) return without(`it was made for ${made.host}, this build is for ${triple}`)
   // Cargo takes its rustflags from one source: CARGO_ENCODED_RUSTFLAGS, else RUSTFLAGS (either set,
   // even empty), else the target's and its cfg sections' (environment and config files), else the
   // build's. Any of those would be displaced by a RUSTFLAGS of ours (a config section for another
@@ -181,13 +199,14 @@ function profileEnv(env = process.env, target = undefined) {
   }
   const own = env.CARGO_ENCODED_RUSTFLAGS ?? env.RUSTFLAGS ?? ""
   if (/profile-(use|generate|sample-use)|instrument-coverage/.test(own)) return without("the caller's rustflags have a profile or coverage flag, which rustc does not take with -Cprofile-use")
+  // RUSTFLAGS is split at whitespace: a root with a space in its path unpacks into the temp dir.
+  let dir = path.join(root, "target", "pgo")
+  if (env.CARGO_ENCODED_RUSTFLAGS === undefined && /\s/.test(dir)) {
+    dir = path.join(os.tmpdir(), `genkit-for-maple-pgo-${process.getuid?.() ?? os.userInfo().username}`)
+  }
   let file
   try {
-    file = unpack(path.join(root, "target", "pgo"), packed)
-    // RUSTFLAGS is split at whitespace: a root with a space in its path unpacks into the temp dir.
-    if (env.CARGO_ENCODED_RUSTFLAGS === undefined && /\s/.test(file)) {
-      file = unpack(path.join(os.tmpdir(), `genkit-for-maple-pgo-${process.getuid?.() ?? os.userInfo().username}`), packed)
-    }
+    file = unpack(dir, packed)
   } catch (error) {
     return without(`unpacking ${path.relative(root, PROFILE)} failed: ${error.message}`)
   }
@@ -200,4 +219,4 @@ function profileEnv(env = process.env, target = undefined) {
   return { env: { RUSTFLAGS: own.trim() === "" ? flag : `${own.trim()} ${flag}` }, note }
 }
 
-module.exports = { PROFILE, META, profileEnv, rustcVersion, sources, sourcesDigest }
+module.exports = { PROFILE, META, profileEnv, parseRustc, rustcVersion, sources, sourcesDigest, writeAtomic }

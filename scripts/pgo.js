@@ -10,8 +10,8 @@
 // 2. runs scripts/pgo-train.js with it (NAPI_RS_NATIVE_LIBRARY_PATH; the counts go to
 //    target/pgo/raw/);
 // 3. merges them with llvm-profdata (`merge --sparse`) into pgo/genkit-for-maple.profdata.gz and
-//    records rustc's version, the target, the merging LLVM's major version and the sources' digest
-//    in pgo/profile.json (scripts/pgo-profile.js);
+//    records rustc's `-vV` answer (its host is the profile's target), the merging LLVM's major
+//    version and the sources' digest in pgo/profile.json (scripts/pgo-profile.js);
 // 4. runs the release build (scripts/build.js), which reads the new profile.
 //
 // llvm-profdata must read the raw format of rustc's LLVM: LLVM_PROFDATA=<path>, else rustup's
@@ -22,7 +22,7 @@ const { spawnSync } = require("node:child_process")
 const fs = require("node:fs")
 const path = require("node:path")
 const zlib = require("node:zlib")
-const { PROFILE, META, rustcVersion, sourcesDigest } = require("./pgo-profile.js")
+const { PROFILE, META, rustcVersion, sourcesDigest, writeAtomic } = require("./pgo-profile.js")
 
 const root = path.join(__dirname, "..")
 const rawDir = path.join(root, "target", "pgo", "raw")
@@ -63,13 +63,6 @@ function run(cmd, args, env = {}) {
   if (r.status !== 0) fail(`${cmd} ${args.join(" ")} failed (${r.status ?? r.signal ?? r.error})`)
 }
 
-/** Writes `data` to `file` through a temporary file and a rename. */
-function writeAtomic(file, data) {
-  const partial = `${file}.${process.pid}.partial`
-  fs.writeFileSync(partial, data)
-  fs.renameSync(partial, file)
-}
-
 const rustc = rustcVersion()
 if (rustc === undefined) fail("rustc -vV did not answer")
 if (!rustc.stable) fail(`rustc ${rustc.rustc} is not a stable release with a commit hash: the release workflow pins the profile's rustc, which must be one`)
@@ -104,7 +97,7 @@ const merged = path.join(root, "target", "pgo", "merged.profdata")
 run(profdata.bin, ["merge", "--sparse", "-o", merged, ...raw])
 fs.mkdirSync(path.dirname(PROFILE), { recursive: true })
 writeAtomic(PROFILE, zlib.gzipSync(fs.readFileSync(merged), { level: 9 }))
-const meta = { rustc: rustc.rustc, rustcVV: rustc.vv, target: rustc.host, llvm: profdata.major, sources: sourcesDigest() }
+const meta = { rustcVV: rustc.vv, llvm: profdata.major, sources: sourcesDigest() }
 writeAtomic(META, `${JSON.stringify(meta, null, 2)}\n`)
 console.log(`pgo: wrote ${path.relative(root, PROFILE)} (${fs.statSync(PROFILE).size} bytes) and ${path.relative(root, META)}`)
 console.log("pgo: 4/4 the release build, with the new profile")

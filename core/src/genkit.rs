@@ -1129,7 +1129,7 @@ pub(crate) mod tests {
         }
     }
 
-    /// Array elements read in place (`Value::fast_push`): objects that are not stored are taken
+    /// Array elements read in place (`Fast::element`): objects that are not stored are taken
     /// back off the list, at every position; an object the reader gives up inside leaves the
     /// answer to serde_json, as before.
     #[test]
