@@ -162,3 +162,80 @@ test("the build goes without the profile when asked to, or where it would not ap
     box.cleanup()
   }
 })
+
+test("npm run build crosses with the glibc 2.17 toolchain only for the linux-x64-gnu binary, and keeps a caller's --target", () => {
+  const { plan, targetArg, TRIPLE } = require("../scripts/build.js")
+  // How the target is read: the last of its spellings, none after `--` (cargo's), else CARGO_BUILD_TARGET.
+  assert.equal(targetArg(["--target", "a"], {}), "a")
+  assert.equal(targetArg(["--target=a", "-t", "b"], {}), "b")
+  assert.equal(targetArg(["-t=c", "--strip"], {}), "c")
+  assert.equal(targetArg(["--", "--target", "d"], {}), undefined)
+  assert.equal(targetArg([], { CARGO_BUILD_TARGET: "e" }), "e")
+  assert.equal(targetArg(["--target", "a"], { CARGO_BUILD_TARGET: "e" }), "a")
+  assert.equal(targetArg([], { CARGO_BUILD_TARGET: "" }), undefined)
+
+  const host = (args, env = {}, platform = "linux", arch = "x64", glibc = true) => plan(args, env, platform, arch, glibc)
+  // The linux-x64-gnu binary on a glibc x64 host: the cross toolchain, the profile's target.
+  for (const args of [[], ["--target", TRIPLE], ["--strip"]]) {
+    const p = host(args)
+    assert.equal(p.cross, true)
+    assert.equal(p.target, TRIPLE)
+    assert.deepEqual(p.args.slice(-3), ["--use-napi-cross", "--target", TRIPLE])
+    assert.equal(targetArg(p.args, {}), TRIPLE)
+  }
+  // Another target: the caller's, as asked (it used to be replaced by the toolchain's own --target).
+  for (const [args, env] of [[["--target", "aarch64-unknown-linux-gnu"], {}], [["-t=aarch64-unknown-linux-gnu"], {}], [[], { CARGO_BUILD_TARGET: "aarch64-unknown-linux-gnu" }]]) {
+    const p = host(args, env)
+    assert.equal(p.cross, false)
+    assert.equal(p.target, "aarch64-unknown-linux-gnu")
+    assert.ok(!p.args.includes("--use-napi-cross"))
+    assert.equal(targetArg(p.args, env), "aarch64-unknown-linux-gnu")
+  }
+  // Plain napi build elsewhere, or when asked for the host's toolchain; the profile's target is then the host's.
+  for (const p of [host([], { GENKIT_FOR_MAPLE_HOST_TOOLCHAIN: "1" }), host([], {}, "linux", "x64", false), host([], {}, "darwin", "arm64"), host([], {}, "linux", "arm64")]) {
+    assert.equal(p.cross, false)
+    assert.equal(p.target, undefined)
+    assert.deepEqual(p.args, ["build", "--platform", "--release", "--js", "binding.js", "--dts", "binding.d.ts"])
+  }
+})
+
+test("the profile is unpacked once a version; other versions' copies go after an hour, younger ones and other files stay", () => {
+  const { unpack } = require("../scripts/pgo-profile.js")
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gfm-unpack-"))
+  try {
+    const packed = fs.readFileSync(PROFILE)
+    const old = Date.now() / 1000 - 2 * 3600
+    const make = (name, stale) => {
+      fs.writeFileSync(path.join(dir, name), "x")
+      if (stale) fs.utimesSync(path.join(dir, name), old, old)
+    }
+    make("genkit-for-maple-0000000000000000.profdata", true) // another version, stale: removed
+    make("genkit-for-maple-1111111111111111.profdata.123.partial", true) // another build's partial copy, stale: removed
+    make("genkit-for-maple-2222222222222222.profdata", false) // another version, young (in use): kept
+    make("genkit-for-maple-3333333333333333.profdata.9.partial", false) // a partial copy being written: kept
+    make("other-tool.profdata", true) // not ours: kept
+    make("genkit-for-maple-notes.txt", true) // not a profile: kept
+    const file = unpack(dir, packed)
+    assert.equal(path.dirname(file), dir)
+    assert.match(path.basename(file), /^genkit-for-maple-[0-9a-f]{16}\.profdata$/)
+    assert.deepEqual(fs.readFileSync(file), unpacked)
+    assert.deepEqual(fs.readdirSync(dir).sort(), [
+      "genkit-for-maple-2222222222222222.profdata",
+      "genkit-for-maple-3333333333333333.profdata.9.partial",
+      path.basename(file),
+      "genkit-for-maple-notes.txt",
+      "other-tool.profdata",
+    ].sort())
+    // Unpacked again: the same file, left as it is; a copy cut short is written again.
+    const mtime = fs.statSync(file).mtimeMs
+    assert.equal(unpack(dir, packed), file)
+    assert.equal(fs.statSync(file).mtimeMs, mtime)
+    fs.truncateSync(file, 100)
+    fs.utimesSync(file, old, old) // its own version, however old, is never removed as stale
+    assert.equal(unpack(dir, packed), file)
+    assert.deepEqual(fs.readFileSync(file), unpacked)
+    assert.ok(!fs.readdirSync(dir).some((f) => f.endsWith(".partial") && f.includes(String(process.pid))))
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+})

@@ -16,8 +16,9 @@
 //   libstdc++) and linked by the toolchain: the binary needs GLIBCXX_3.4 only.
 // __test__/glibc-floor.test.js checks the floor with `objdump -T` and fails when it rises.
 //
-// Elsewhere (macOS, Windows, arm64, musl) and with GENKIT_FOR_MAPLE_HOST_TOOLCHAIN=1 it is the
-// plain `napi build` (the binary then needs the build machine's glibc).
+// Elsewhere (macOS, Windows, arm64, musl), for a `--target` other than x86_64-unknown-linux-gnu (the
+// caller's target is kept: cross-compiling to aarch64, say) and with GENKIT_FOR_MAPLE_HOST_TOOLCHAIN=1
+// it is the plain `napi build` (a linux-x64-gnu binary then needs the build machine's glibc).
 //
 // It is profile-guided (rustc's `-Cprofile-use` with pgo/'s profile; `npm run pgo` makes it:
 // scripts/pgo.js) where the profile applies: the rustc and the target it was made with, and no
@@ -31,7 +32,6 @@ const { profileEnv } = require("./pgo-profile.js")
 
 const root = path.join(__dirname, "..")
 const TRIPLE = "x86_64-unknown-linux-gnu"
-const napiArgs = ["build", "--platform", "--release", "--js", "binding.js", "--dts", "binding.d.ts", ...process.argv.slice(2)]
 
 function isGlibc() {
   try {
@@ -71,29 +71,45 @@ function napi(args, env) {
  * arguments (the last one, as napi's parser takes; not after `--`, which are cargo's), else
  * CARGO_BUILD_TARGET, else undefined (the host's).
  */
-function targetArg(args) {
+function targetArg(args, env = process.env) {
   let target
   for (let i = 0; i < args.length && args[i] !== "--"; i++) {
     if (args[i] === "--target" || args[i] === "-t") target = args[++i]
     else if (args[i].startsWith("--target=")) target = args[i].slice("--target=".length)
     else if (args[i].startsWith("-t=")) target = args[i].slice("-t=".length)
   }
-  return target ?? (process.env.CARGO_BUILD_TARGET || undefined)
+  return target ?? (env.CARGO_BUILD_TARGET || undefined)
 }
 
-const cross = process.platform === "linux" && process.arch === "x64" && isGlibc() && process.env.GENKIT_FOR_MAPLE_HOST_TOOLCHAIN !== "1"
-// Profile-guided where pgo/'s profile applies (scripts/pgo-profile.js says when, and the line below
-// which way this build went).
-const pgo = profileEnv(process.env, cross ? TRIPLE : targetArg(process.argv.slice(2)))
-console.log(`build: release build ${pgo.note}`)
-if (!cross) process.exit(napi(napiArgs, pgo.env))
+/**
+ * How `npm run build` builds for `args` (napi build's extra arguments) in `env` on a host of
+ * `platform`/`arch`: `{ cross, target, args }`. `cross`: through the glibc 2.17 toolchain, only for
+ * the linux-x64-gnu binary on a glibc x64 Linux host (no target named, or that one); `target` the
+ * triple the profile must fit (the host's when undefined); `args` napi build's whole argument list.
+ */
+function plan(args, env = process.env, platform = process.platform, arch = process.arch, glibc = isGlibc()) {
+  const asked = targetArg(args, env)
+  const cross = platform === "linux" && arch === "x64" && glibc && env.GENKIT_FOR_MAPLE_HOST_TOOLCHAIN !== "1" && (asked === undefined || asked === TRIPLE)
+  const base = ["build", "--platform", "--release", "--js", "binding.js", "--dts", "binding.d.ts", ...args]
+  return cross ? { cross, target: TRIPLE, args: [...base, "--use-napi-cross", "--target", TRIPLE] } : { cross, target: asked, args: base }
+}
 
-toolchain()
-const underscored = TRIPLE.replace(/-/g, "_")
-process.exit(
-  napi([...napiArgs, "--use-napi-cross", "--target", TRIPLE], {
+function main() {
+  const how = plan(process.argv.slice(2))
+  // Profile-guided where pgo/'s profile applies (scripts/pgo-profile.js says when, and the line
+  // below which way this build went).
+  const pgo = profileEnv(process.env, how.target)
+  console.log(`build: release build ${pgo.note}`)
+  if (!how.cross) return napi(how.args, pgo.env)
+  toolchain()
+  const underscored = TRIPLE.replace(/-/g, "_")
+  return napi(how.args, {
     ...pgo.env,
     [`CXX_${underscored}`]: process.env[`CXX_${underscored}`] ?? "g++",
     [`CXXFLAGS_${underscored}`]: `-D_GLIBCXX_USE_CXX11_ABI=0 ${process.env[`CXXFLAGS_${underscored}`] ?? ""}`.trim(),
-  }),
-)
+  })
+}
+
+if (require.main === module) process.exit(main())
+
+module.exports = { plan, targetArg, TRIPLE }

@@ -219,4 +219,4 @@ function profileEnv(env = process.env, target = undefined) {
   return { env: { RUSTFLAGS: own.trim() === "" ? flag : `${own.trim()} ${flag}` }, note }
 }
 
-module.exports = { PROFILE, META, profileEnv, parseRustc, rustcVersion, sources, sourcesDigest, writeAtomic }
+module.exports = { PROFILE, META, profileEnv, parseRustc, rustcVersion, sources, sourcesDigest, writeAtomic, unpack }
