@@ -11,7 +11,7 @@ const os = require("node:os")
 const path = require("node:path")
 const zlib = require("node:zlib")
 const crypto = require("node:crypto")
-const { PROFILE, META, parseRustc, profileEnv, sourcesDigest } = require("../scripts/pgo-profile.js")
+const { PROFILE, META, parseRustc, profileEnv, sourcesDigest, rustCode } = require("../scripts/pgo-profile.js")
 
 /** The first 8 bytes of an indexed LLVM profile (`IndexedInstrProf::Magic`): `\xfflprofi\x81`. */
 const INDEXED_MAGIC = Buffer.from([0xff, 0x6c, 0x70, 0x72, 0x6f, 0x66, 0x69, 0x81])
@@ -237,5 +237,39 @@ test("the profile is unpacked once a version; other versions' copies go after an
     assert.ok(!fs.readdirSync(dir).some((f) => f.endsWith(".partial") && f.includes(String(process.pid))))
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test("the sources digest reads Rust without its comments and layout, and with every literal as written", () => {
+  const code = [
+    "/// A doc comment.",
+    "#[inline]",
+    "pub fn f<'a>(s: &'a str) -> usize { // why",
+    "    let url = \"http://x // not a comment\"; /* a block /* nested */ comment */",
+    "    let raw = r#\"a \" // b /* c\"#;",
+    "    let quote = '\"'; let escaped = '\\''; let slash = b'/'; let wide = '\u{1F600}'; let face = '😀';",
+    "    'outer: loop { break 'outer; }",
+    "    s.len() + url.len() + raw.len()",
+    "}",
+  ].join("\n")
+  const expected =
+    "#[inline] pub fn f<'a>(s: &'a str) -> usize { let url = \"http://x // not a comment\"; let raw = r#\"a \" // b /* c\"#; " +
+    "let quote = '\"'; let escaped = '\\''; let slash = b'/'; let wide = '\u{1F600}'; let face = '😀'; 'outer: loop { break 'outer; } s.len() + url.len() + raw.len() }"
+  assert.equal(rustCode(code), expected)
+  // Comments and layout alone: the same code.
+  const relaid = code.replace("// why", "// another reason\n\n   /** more */").replace(/^ {4}/gm, "\t\t").replace("/// A doc comment.", "//! Inner.\n/// Other words.")
+  assert.equal(rustCode(relaid), expected)
+  // Any change to a token or a literal (whitespace or a comment-like text inside one too): another.
+  for (const [from, to] of [
+    ["s.len() +", "s.len() -"],
+    ["// not a comment", "//  not a comment"],
+    ["// b /* c", "// b /* d"],
+    ["let quote = '\"'", "let quote = '\\''"],
+    ["b'/'", "b'*'"],
+    ["'outer: loop", "'inner: loop"],
+    ["#[inline]", "#[inline(always)]"],
+  ]) {
+    assert.ok(code.includes(from), from)
+    assert.notEqual(rustCode(code.replace(from, to)), expected, `${from} -> ${to}`)
   }
 })

@@ -62,15 +62,87 @@ function sources() {
 }
 
 /**
+ * Rust source `text` without what cannot change the compiled code, and so the profile: comments
+ * (line, block, nested and doc comments: a doc comment is an attribute rustdoc reads, which the
+ * control flow LLVM's profile is keyed by never sees) each as one space, and each run of whitespace
+ * as one space. String, byte-string, raw-string and character literals are kept as written (a `//`
+ * or `"` inside one is not a comment or a string). Conservative: tokens merely spaced differently
+ * (`a+b`, `a + b`) count as a change, so a code change can never look like none.
+ */
+function rustCode(text) {
+  let out = ""
+  let i = 0
+  const n = text.length
+  /** Appends one space unless the output already ends with one (or is empty). */
+  const space = () => {
+    if (out.length > 0 && out[out.length - 1] !== " ") out += " "
+  }
+  /** The end of a quoted literal opened by the quote at `at` (escapes skipped). */
+  const quoted = (at, quote) => {
+    let j = at + 1
+    while (j < n && text[j] !== quote) j += text[j] === "\\" ? 2 : 1
+    return Math.min(j + 1, n)
+  }
+  while (i < n) {
+    const c = text[i]
+    const next = text[i + 1]
+    if (c === "/" && next === "/") {
+      while (i < n && text[i] !== "\n") i++
+      space()
+    } else if (c === "/" && next === "*") {
+      let depth = 0
+      do {
+        if (text[i] === "/" && text[i + 1] === "*") {
+          depth++
+          i += 2
+        } else if (text[i] === "*" && text[i + 1] === "/") {
+          depth--
+          i += 2
+        } else i++
+      } while (depth > 0 && i < n)
+      space()
+    } else if (/\s/.test(c)) {
+      while (i < n && /\s/.test(text[i])) i++
+      space()
+    } else if (/[rb]/.test(c) && !/[\w]/.test(text[i - 1] ?? "") && /^(b?r)(#*)"/.test(text.slice(i, i + 258))) {
+      // A raw string r"..", r#".."#, br#".."#: up to the quote followed by as many hashes.
+      const [open, , hashes] = /^(b?r)(#*)"/.exec(text.slice(i, i + 258))
+      const close = text.indexOf(`"${hashes}`, i + open.length)
+      const end = close < 0 ? n : close + 1 + hashes.length
+      out += text.slice(i, end)
+      i = end
+    } else if (c === '"') {
+      const end = quoted(i, '"')
+      out += text.slice(i, end)
+      i = end
+    } else if (c === "'") {
+      // A character literal ('x', '\n', '"', '\u{1F600}') or a lifetime / label ('a, 'static).
+      const point = text.codePointAt(i + 1)
+      const width = point === undefined ? 0 : point > 0xffff ? 2 : 1
+      const end = text[i + 1] === "\\" ? quoted(i, "'") : text[i + 1 + width] === "'" ? i + 2 + width : i + 1
+      out += text.slice(i, end)
+      i = end
+    } else {
+      out += c
+      i++
+    }
+  }
+  return out.trimEnd()
+}
+
+/**
  * SHA-256 of the names and contents of `sources()`, line endings as LF (a Windows checkout with
- * `core.autocrlf` has the same digest): pgo/profile.json's `sources`.
+ * `core.autocrlf` has the same digest), Rust files as `rustCode` reads them (an edit of comments or
+ * layout alone asks for no new profile): pgo/profile.json's `sources`.
  */
 function sourcesDigest() {
   const hash = crypto.createHash("sha256")
   for (const file of sources()) {
-    const text = fs.readFileSync(path.join(root, file), "latin1").replace(/\r\n/g, "\n")
-    hash.update(`${file}\0${text.length}\0`)
-    hash.update(text, "latin1")
+    let text = fs.readFileSync(path.join(root, file), "utf8").replace(/\r\n/g, "\n")
+    if (file.endsWith(".rs")) text = rustCode(text)
+    const bytes = Buffer.from(text, "utf8")
+    hash.update(`${file}\0${bytes.length}\0`)
+    hash.update(bytes)
   }
   return hash.digest("hex")
 }
@@ -219,4 +291,4 @@ function profileEnv(env = process.env, target = undefined) {
   return { env: { RUSTFLAGS: own.trim() === "" ? flag : `${own.trim()} ${flag}` }, note }
 }
 
-module.exports = { PROFILE, META, profileEnv, parseRustc, rustcVersion, sources, sourcesDigest, writeAtomic, unpack }
+module.exports = { PROFILE, META, profileEnv, parseRustc, rustcVersion, sources, sourcesDigest, rustCode, writeAtomic, unpack }
