@@ -1214,11 +1214,19 @@ pub(crate) fn map_model_span(env: sys::napi_env, argv: [sys::napi_value; 9]) -> 
 /// `output` may have had written first: JavaScript then writes the same value again). Never
 /// throws. `sinkCodes` and `sinkValues`: the attribute sink, as for `mapModelSpan`.
 ///
-/// A plain Node-API callback (`src/raw.rs`): `argv` holds the eight arguments in this order
+/// Complete mode's `tool` spans (the processor's tool path: for them its writers give what complete
+/// mode's mapping gives) also pass `name` (`genkit:name` as `String()` gave it), `traceId`,
+/// `spanId` and `parentSpanId`: when the rest was written (no hand-off flag), rule 5's
+/// `gen_ai.tool.call.id` is added after it and the span's end noted ([`seam::pair_tool_span`],
+/// which may also answer `NEEDS_JS` with nothing written, and `TOOL_CALL_STATE`). Without a
+/// `traceId` (reference mode passes none) no tool call id state is asked.
+///
+/// A plain Node-API callback (`src/raw.rs`): `argv` holds the twelve arguments in this order
 /// (`undefined` for those not passed). Arguments of another type than described count as not
 /// given (a `withArguments` that is not a boolean is `false`).
-pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 8]) -> u32 {
-    let [attributes, output, mapper, slice, input, with_arguments, sink_codes, sink_values] = argv;
+pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 12]) -> u32 {
+    let [attributes, output, mapper, slice, input, with_arguments, sink_codes, sink_values, name, trace_id, span_id, parent_span_id] =
+        argv;
     quiet_panics();
     let input = raw::given(env, input);
     let arguments = [input.unwrap_or(ptr::null_mut()), output];
@@ -1232,6 +1240,18 @@ pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 8]) -> u
     // span's napi calls are most of its cost.
     let slice_given = || raw::given(env, slice);
     let with_arguments = raw::boolean(env, with_arguments);
+    // Complete mode's call (it passes the name): rule 5 when the span has a trace id, after the
+    // arguments and the result and before the content rules' marks, where the whole-span mapping
+    // writes the id (`input_buf` holds the input's text when `read`).
+    let complete = raw::given(env, name).is_some();
+    let pairs = complete && raw::given(env, trace_id).is_some();
+    let pair = |input_buf: &mut String, read: bool| -> u32 {
+        if !pairs {
+            return 0;
+        }
+        let ids = [name, trace_id, span_id, parent_span_id];
+        seam::pair_tool_span(&call, mapper, input, ids, input_buf, read)
+    };
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let key = c"gen_ai.tool.call.result";
         let rules = rules.as_deref();
@@ -1260,7 +1280,8 @@ pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 8]) -> u
                 };
                 arguments_written = Some(args);
                 if let Some(flags) = slice::plain_string(&call, output, len, slice, key) {
-                    return args | flags;
+                    // Rules that read nothing write no marks: the id goes last.
+                    return args | flags | with_buffers(|_, input_buf| pair(input_buf, false));
                 }
             }
         }
@@ -1335,11 +1356,27 @@ pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 8]) -> u
                 Some(ToolResult::Json(json)) => write(json, Some(true), &mut written),
                 Some(ToolResult::NeedsJs | ToolResult::OutOfMemory) => 0,
             };
+            // A hand-off here leaves what was recorded unwritten (the wrapper discards it).
+            flags |= pair(input_buf, input_text);
+            if flags & HAND_OFF != 0 {
+                return flags;
+            }
             flags | content::finish(&call, &written)
         })
     }));
-    outcome.unwrap_or(problem::PANIC) | call.finish_sink()
+    let mut flags = outcome.unwrap_or(problem::PANIC);
+    // Complete mode reports no result problem of content it does not capture (as for a model
+    // span's shapes in either mode).
+    if complete && rules.as_deref().is_some_and(|r| !r.captures()) {
+        flags &= !problem::TOOL_OUTPUT_NOT_JSON;
+    }
+    flags | call.finish_sink()
 }
+
+/// The flags after which the wrapper maps the span another way (JavaScript, or complete mode's
+/// whole-span mapping): nothing this call recorded is written.
+const HAND_OFF: u32 =
+    problem::NEEDS_JS | problem::PANIC | problem::OUT_OF_MEMORY | problem::TOO_LARGE;
 
 /// Which of a tool span's `input` (the arguments, when they are to be written) and `output` the
 /// content rules `rules` are certain to leave as they are, by their screens scanned together

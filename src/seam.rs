@@ -865,6 +865,88 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
     outcome.unwrap_or(problem::PANIC) | call.finish_sink()
 }
 
+/// Rule 5 for a complete-mode `tool` span whose other attributes [`crate::map_tool_span`] wrote
+/// (the processor's tool path: its writers give a `tool` span what complete mode's mapping gives
+/// it): `gen_ai.tool.call.id`, through the call's sink, when the mapper `mapper` (a `Mapper.id`)
+/// pairs the span with a tool request of its trace, the state changed as [`map_span`] changes it
+/// (core `Mapper::pair_tool_span`). `name` is `genkit:name` as `String()` gave it and `input` the
+/// `genkit:input` value (the request's arguments are compared with its text), each read only when
+/// the mapper keeps tool call id state: `input` is read into `input_buf` unless `read` says
+/// `input_buf` holds its text already. Returns [`TOOL_CALL_STATE`] when the mapper keeps
+/// state afterwards, `NEEDS_JS` (nothing written, the state unchanged) when `genkit:input` is a
+/// string with a lone surrogate or too long to hand over or the state is borrowed (the caller
+/// maps the span through [`map_span`] instead), `OUT_OF_MEMORY | NEEDS_JS` likewise without
+/// memory, `PANIC` for an id that names no mapper, `ATTRIBUTE_TYPE` when the id could not be
+/// written.
+pub(crate) fn pair_tool_span(
+    call: &Call,
+    mapper: sys::napi_value,
+    input: Option<sys::napi_value>,
+    [name, trace_id, span_id, parent_span_id]: [sys::napi_value; 4],
+    input_buf: &mut String,
+    read: bool,
+) -> u32 {
+    let Some(inner) =
+        mapper_id(call.env, mapper).and_then(|id| registered(id, |r| Arc::clone(&r.inner)))
+    else {
+        return problem::PANIC;
+    };
+    let Some(mut mapper) = try_lock(&inner) else {
+        return problem::NEEDS_JS;
+    };
+    // Most tool spans of a processor that saw no model answer with tool requests: nothing to
+    // pair, and nothing to note (an empty state ignores a span's end), so nothing is read.
+    if !mapper.holds_tool_calls() {
+        return 0;
+    }
+    // Read as `map_span` reads them (no JavaScript runs in these reads).
+    let mut name_buf = [0u8; 80];
+    let name_copy: Option<String>;
+    let name = match ascii_arg(call.env, name, &mut name_buf) {
+        Some(s) => Some(s),
+        None => {
+            // SAFETY: `name` is a handle of the current call in its live `env`; a value that is
+            // not a string is an `Err`, no exception left pending.
+            name_copy = unsafe { String::from_napi_value(call.env, name) }.ok();
+            name_copy.as_deref()
+        }
+    };
+    let trace_id = hex_arg::<16>(call.env, Some(trace_id));
+    let span_id = hex_arg::<8>(call.env, Some(span_id));
+    let parent_span_id = hex_arg::<8>(call.env, Some(parent_span_id));
+    {
+        let buf = input_buf;
+        let text = match input.map(|value| (!read).then(|| call.read_string(value, buf))) {
+            Some(None) => Some(buf.as_str()),
+            None | Some(Some(Read::Absent)) => None,
+            Some(Some(Read::Str)) => Some(buf.as_str()),
+            Some(Some(other)) => return other.hand_off().unwrap_or(problem::NEEDS_JS),
+        };
+        let span = SpanInput {
+            name,
+            input: text,
+            trace_id,
+            span_id,
+            parent_span_id,
+            ..SpanInput::default()
+        };
+        let id = mapper.pair_tool_span(&span);
+        let mut flags = holds_state(&mapper);
+        drop(mapper);
+        if let Some(id) = id {
+            let key = span::keys::TOOL_CALL_ID;
+            if !call.put_text(key.as_bytes(), &id) {
+                flags |= match call.string(&id) {
+                    Ok(made) if set(call, key, made) => 0,
+                    Ok(_) => problem::ATTRIBUTE_TYPE,
+                    Err(f) => f,
+                };
+            }
+        }
+        flags
+    }
+}
+
 /// [`TOOL_CALL_STATE`] when `mapper` keeps tool call id state (rule 5), else 0.
 fn holds_state(mapper: &span::Mapper) -> u32 {
     if mapper.holds_tool_calls() {

@@ -576,6 +576,27 @@ impl Mapper {
         self.pairing.span_ended(key, root);
     }
 
+    /// Rule 5 alone, for a complete-mode `tool` span whose other attributes are written
+    /// elsewhere (the processor's tool path, whose writers give a `tool` span the attributes
+    /// [`Self::map`] gives it): its `gen_ai.tool.call.id`, or `None`, with the state changed as
+    /// [`Self::map`] changes it for that span (the request taken, the span's end noted). Reads
+    /// `span`'s `name`, `input` and ids; its subtype is taken to be `tool`.
+    pub fn pair_tool_span(&mut self, span: &SpanInput<'_>) -> Option<String> {
+        let tool = SpanInput {
+            subtype: Some("tool"),
+            ..span.clone()
+        };
+        let mut out = Mapped::new();
+        crate::pairing::pair(&mut self.pairing, &tool, &mut out, &[]);
+        out.attributes
+            .into_iter()
+            .find(|(k, _)| *k == keys::TOOL_CALL_ID)
+            .and_then(|(_, v)| match v {
+                Value::Str(id) => Some(id.into_owned()),
+                _ => None,
+            })
+    }
+
     /// Whether tool call id state is kept for any trace (rule 5): when not, [`Self::span_ended`]
     /// has nothing to free, and a caller may skip telling it.
     pub fn holds_tool_calls(&self) -> bool {

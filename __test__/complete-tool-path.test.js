@@ -1,0 +1,128 @@
+"use strict"
+// Complete mode's tool path (js/complete.js `mapToolFast`, BENCHMARKS.md "Stop 47"): a `tool` span
+// that did not fail, with a string `genkit:name` and a string or absent input and output, goes
+// through the binding's tool path (`mapToolSpan`, the reference path's writers) with rule 5's
+// tool call id added by the same call, instead of the whole-span mapping (`mapSpan`). Both must
+// give the same attributes in the same order, the same flags and the same tool call id state.
+// Each span here is mapped twice, by two native Mappers made from the same options and fed the
+// same spans in the same order: one through `mapComplete` as the processor calls it, one with the
+// whole-span path forced (`whole`).
+const test = require("node:test")
+const assert = require("node:assert/strict")
+const { loadNative, newMapper } = require("../js/processor.js")
+const { mapComplete } = require("../js/complete.js")
+const { isLocalRoot, endTrace } = require("../js/pairing.js")
+const { resolveOptions } = require("../js/options.js")
+const { load } = require("./helpers/fixtures")
+const { mulberry32 } = require("./helpers/prng")
+
+const native = loadNative()
+const files = ["genkit-1.42-spans.jsonl", "genkit-1.42-plugin-spans.jsonl", "genkit-1.42-scenario-spans.jsonl"]
+
+/** A ReadableSpan-like object of a fixture row (SDK 2.x shape), with its own attribute map. */
+function spanOf(row, attributes = row.attributes) {
+  return {
+    name: row.name,
+    attributes: { ...attributes },
+    status: row.status ?? { code: 0 },
+    events: row.events ?? [],
+    endTime: row.endTime,
+    spanContext: () => ({ traceId: row.traceId, spanId: row.spanId, traceFlags: 1 }),
+    parentSpanContext: row.parentSpanId ? { spanId: row.parentSpanId } : undefined,
+  }
+}
+
+/** Two Mappers of the same options; `map(row)` maps a row with each and returns both results. */
+function pair(options) {
+  const resolved = resolveOptions(options)
+  const sides = [false, true].map((whole) => ({ whole, mapper: newMapper(native, resolved) }))
+  return (row, attributes) =>
+    sides.map(({ whole, mapper }) => {
+      const span = spanOf(row, attributes)
+      const subtype = span.attributes["genkit:metadata:subtype"]
+      const flags = subtype === undefined ? 0 : mapComplete(mapper.id, native, span, span.attributes, subtype, undefined, whole)
+      // The processor's end of trace (rule 5's state of a finished trace dropped).
+      const holds = isLocalRoot(span) ? endTrace(mapper, span) : undefined
+      return { attrs: Object.entries(span.attributes), flags, holds }
+    })
+}
+
+function assertSame([fast, whole], what) {
+  assert.deepEqual(fast.attrs, whole.attrs, `${what}: attributes`)
+  assert.equal(fast.flags, whole.flags, `${what}: flags`)
+  assert.equal(fast.holds, whole.holds, `${what}: tool call id state`)
+}
+
+/** Every fixture row, in the order the spans ended. */
+function rowsOf(file) {
+  const rows = load(file)
+  if (rows[0].endTime !== undefined) rows.sort((a, b) => a.endTime[0] - b.endTime[0] || a.endTime[1] - b.endTime[1])
+  return rows
+}
+
+test("the real corpora: every span gives what the whole-span mapping gives, tool call ids included", { skip: native === undefined && "no binding" }, () => {
+  for (const options of [{}, { scrubSecrets: false }, { captureContent: false }, { maxContentBytes: 64 }, { secretPatterns: ["Paris|London"] }]) {
+    let tools = 0
+    let ids = 0
+    for (const file of files) {
+      const map = pair(options)
+      for (const row of rowsOf(file)) {
+        const results = map(row)
+        assertSame(results, `${JSON.stringify(options)} ${file} ${row.name}`)
+        if (row.attributes["genkit:metadata:subtype"] === "tool") {
+          tools++
+          if (results[0].attrs.some(([k]) => k === "gen_ai.tool.call.id")) ids++
+        }
+      }
+    }
+    assert.ok(tools >= 13, `${tools} tool spans`)
+    // The pairing ran on the tool path: the corpora's tool spans follow their model answers.
+    if (options.captureContent !== false) assert.ok(ids >= 5, `${JSON.stringify(options)}: ${ids} tool call ids`)
+  }
+})
+
+// Tool span values of every kind the two paths could read differently.
+const LONE = "lone \ud800 surrogate"
+const SECRET = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0".repeat(3)
+const inputs = [
+  '{"city":"Paris"}', '{"b":1,"a":[1.0,2e0]}', "", "not json", "null", "42", '"a string"', undefined, null,
+  `{"key":"${SECRET}"}`, `{"text":"${"é".repeat(3000)}"}`, `{"text":"${"x".repeat(70000)}"}`, `{"q":"${LONE}"}`,
+  `{"q":"\\ud800"}`, '{"q":"\ud83d city"}', 7, true, { an: "object" },
+]
+const outputs = [
+  '{"tempC":18.5}', '"plain text"', `"${SECRET}"`, "[1,2,3]", "not json", "", undefined, null, "1e400",
+  `{"text":"${"y".repeat(200000)}"}`, `"${"z".repeat(200000)}"`, `"${"ü".repeat(5000)}"`, `{"q":"${LONE}"}`, '"\\ud800"', 12, false,
+]
+
+test("tool spans of every input and output kind, with and without a tool request to pair with", { skip: native === undefined && "no binding" }, () => {
+  const random = mulberry32(47)
+  const trace = "5".repeat(32)
+  const parent = "6".repeat(16)
+  for (const options of [{}, { scrubSecrets: false }, { captureContent: false }, { maxContentBytes: 100 }, { secretPatterns: ["city"] }]) {
+    const map = pair(options)
+    // Mappers that never see a model answer: no tool call id state, nothing paired or read for it.
+    const stateless = pair(options)
+    let n = 0
+    for (const input of inputs) {
+      for (const output of outputs) {
+        if (random() < 0.5 && typeof input !== "object") {
+          // A model answer asking for this very call first: the tool span has a request to pair with.
+          const args = typeof input === "string" && input.startsWith("{") ? input : "{}"
+          const answer = `{"message":{"role":"model","content":[{"toolRequest":{"ref":"call_${n}","name":"getWeather","input":${args}}}]},"finishReason":"stop"}`
+          const model = { name: "googleai/gemini-2.5-flash", traceId: trace, spanId: (n * 2 + 1).toString(16).padStart(16, "0"), parentSpanId: parent, endTime: [1764547200, n] }
+          assertSame(map(model, { "genkit:metadata:subtype": "model", "genkit:name": "googleai/gemini-2.5-flash", "genkit:input": '{"messages":[]}', "genkit:output": answer }), `model ${n}`)
+        }
+        const row = { name: "getWeather", traceId: trace, spanId: (n * 2 + 2).toString(16).padStart(16, "0"), parentSpanId: parent, endTime: [1764547200, n] }
+        const attributes = { "genkit:type": "action", "genkit:metadata:subtype": "tool", "genkit:name": "getWeather" }
+        if (input !== undefined) attributes["genkit:input"] = input
+        if (output !== undefined) attributes["genkit:output"] = output
+        const what = `${JSON.stringify(options)} input ${JSON.stringify(input)?.slice(0, 40)} output ${JSON.stringify(output)?.slice(0, 40)}`
+        assertSame(map(row, attributes), what)
+        assertSame(stateless(row, attributes), `${what}, no state`)
+        n++
+      }
+    }
+    // The trace's root ends: its state goes on both sides alike.
+    assertSame(map({ name: "chatFlow", traceId: trace, spanId: "7".repeat(16) }, { "genkit:metadata:subtype": "flow", "genkit:name": "chatFlow" }), "root")
+  }
+})
