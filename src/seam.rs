@@ -668,21 +668,9 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
         let Some(subtype) = ascii_arg(call.env, subtype, &mut subtype_buf) else {
             return 0;
         };
-        // `genkit:name` as `String()` gave it: a short ASCII name (every real one) into a
-        // stack buffer, others copied as napi-rs converts a string (lone surrogates as
-        // U+FFFD).
         let mut name_buf = [0u8; 80];
-        let name_copy: Option<String>;
-        let name = match ascii_arg(call.env, name, &mut name_buf) {
-            Some(s) => Some(s),
-            None => {
-                // SAFETY: `name` is a handle of the current call in its live `env`; a value that
-                // is not a string (undefined: `String()` threw) is an `Err`, no exception left
-                // pending.
-                name_copy = unsafe { String::from_napi_value(call.env, name) }.ok();
-                name_copy.as_deref()
-            }
-        };
+        let mut name_copy = None;
+        let name = name_arg(call.env, name, &mut name_buf, &mut name_copy);
         let trace_id = hex_arg::<16>(call.env, Some(trace_id));
         let span_id = hex_arg::<8>(call.env, Some(span_id));
         let parent_span_id = hex_arg::<8>(call.env, Some(parent_span_id));
@@ -901,16 +889,8 @@ pub(crate) fn pair_tool_span(
     }
     // Read as `map_span` reads them (no JavaScript runs in these reads).
     let mut name_buf = [0u8; 80];
-    let name_copy: Option<String>;
-    let name = match ascii_arg(call.env, name, &mut name_buf) {
-        Some(s) => Some(s),
-        None => {
-            // SAFETY: `name` is a handle of the current call in its live `env`; a value that is
-            // not a string is an `Err`, no exception left pending.
-            name_copy = unsafe { String::from_napi_value(call.env, name) }.ok();
-            name_copy.as_deref()
-        }
-    };
+    let mut name_copy = None;
+    let name = name_arg(call.env, name, &mut name_buf, &mut name_copy);
     let trace_id = hex_arg::<16>(call.env, Some(trace_id));
     let span_id = hex_arg::<8>(call.env, Some(span_id));
     let parent_span_id = hex_arg::<8>(call.env, Some(parent_span_id));
@@ -945,6 +925,24 @@ pub(crate) fn pair_tool_span(
         }
         flags
     }
+}
+
+/// `genkit:name` as `String()` gave it: a short ASCII name (every real one) read into `buf`,
+/// others copied into `copy` as napi-rs converts a string (lone surrogates as U+FFFD); `None`
+/// for a value that is not a string (undefined: `String()` threw).
+fn name_arg<'b>(
+    env: sys::napi_env,
+    value: sys::napi_value,
+    buf: &'b mut [u8; 80],
+    copy: &'b mut Option<String>,
+) -> Option<&'b str> {
+    if let Some(s) = ascii_arg(env, value, buf) {
+        return Some(s);
+    }
+    // SAFETY: `value` is a handle of the current call in its live `env`; a value that is not a
+    // string is an `Err`, no exception left pending.
+    *copy = unsafe { String::from_napi_value(env, value) }.ok();
+    copy.as_deref()
 }
 
 /// [`TOOL_CALL_STATE`] when `mapper` keeps tool call id state (rule 5), else 0.
