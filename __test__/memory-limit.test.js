@@ -88,7 +88,9 @@ test("complete mode, a value over the hand-off size: the reference mapping in JS
       logs.length = 0
       const p = new GenkitForMaple({ maxContentBytes: Infinity, scrubSecrets: false })
       const text = "a".repeat(handoffUnits - 2 + over)
-      const tool = { "genkit:metadata:subtype": "tool", "genkit:name": "t", "genkit:input": "{}", "genkit:output": `"${text}"` }
+      // A number input: complete mode's whole-span mapping (its tool path, js/complete.js
+      // mapToolFast, streams a long plain result as a slice and has no hand-off size).
+      const tool = { "genkit:metadata:subtype": "tool", "genkit:name": "t", "genkit:input": 7, "genkit:output": `"${text}"` }
       const js = { ...tool }
       p.onEnd({ name: "big", attributes: tool })
       mapSpanJs(js)
