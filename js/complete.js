@@ -11,10 +11,6 @@ const { guarded } = require("./content")
 const sink = require("./sink")
 
 const str = (v) => (typeof v === "string" ? v : undefined)
-
-// String.prototype.slice as it is when this module loads: the tool path writes a long result as a
-// slice of `genkit:output` (js/processor.js).
-const stringSlice = String.prototype.slice
 const num = (v) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : undefined)
 
 /** The span's status code (0 unset, 1 ok, 2 error). */
@@ -81,9 +77,6 @@ function referenceMapping(attrs, subtype, input, output) {
  * (complete mode writes a lone surrogate as U+FFFD, the tool path as it is), or none. */
 const isText = (v) => (typeof v === "string" ? v.isWellFormed() : v === undefined || v === null)
 
-// What the binding answers when it wrote nothing and the span is to be mapped another way.
-const HAND_OFF = P.NEEDS_JS | P.PANIC | P.OUT_OF_MEMORY | P.TOO_LARGE
-
 /**
  * A `tool` span that did not fail, whose `genkit:name` is a string and whose input and output are
  * strings or absent, through the binding's tool path (`mapToolSpan`, the reference path's: for
@@ -102,9 +95,9 @@ function mapToolFast(mapperId, native, attrs, name, input, output, traceId, span
     return undefined // a setter or a frozen map: the whole-span path reports it
   }
   const out = sink.take()
-  let flags = native.mapToolSpan(attrs, output, mapperId, stringSlice, input, true, out.buffer, out.values, name, traceId ?? null, spanId, parent)
-  flags |= sink.flush(attrs, out, (flags & HAND_OFF) !== 0, input, output)
-  return flags & HAND_OFF ? undefined : flags
+  let flags = native.mapToolSpan(attrs, output, mapperId, sink.stringSlice, input, true, out.buffer, out.values, name, traceId, spanId, parent)
+  flags |= sink.flush(attrs, out, (flags & js.TO_JS) !== 0, input, output)
+  return flags & js.TO_JS ? undefined : flags
 }
 
 /**

@@ -286,4 +286,8 @@ function mapSpanJs(attrs) {
   }
 }
 
-module.exports = { P, FAIL, THREW, readInput, readOutput, parse, mapSpanJs, mapAgent, mapModelName, mapModelAttributes, mapToolName, mapToolOperation, mapToolArguments, mapToolResult }
+/** The flags after which the binding wrote nothing reliable and the span is mapped another way
+ * (the JS twin, or complete mode's whole-span mapping). */
+const TO_JS = P.NEEDS_JS | P.PANIC | P.OUT_OF_MEMORY | P.TOO_LARGE
+
+module.exports = { P, TO_JS, FAIL, THREW, readInput, readOutput, parse, mapSpanJs, mapAgent, mapModelName, mapModelAttributes, mapToolName, mapToolOperation, mapToolArguments, mapToolResult }

@@ -3,7 +3,7 @@
 // The mapping itself lives in Rust (core/src/mapping.rs) with a JS twin in ./mapping.js.
 
 const js = require("./mapping")
-const { P } = js
+const { P, TO_JS } = js
 const { resolveOptions } = require("./options")
 const { mapComplete } = require("./complete")
 const { isLocalRoot, endTrace } = require("./pairing")
@@ -107,14 +107,10 @@ function safeName(span) {
   }
 }
 
-// The flags after which the binding wrote nothing reliable and the JS twin maps the span.
-const TO_JS = P.NEEDS_JS | P.PANIC | P.OUT_OF_MEMORY | P.TOO_LARGE
-
-// String.prototype.slice as it is when this module loads: the binding writes a tool result that is
-// a range of `genkit:output` as a slice of it (V8 shares the characters, no copy; issue 13).
-// String.prototype.concat likewise: a model span's long texts are joined to the JSON around them
-// as a rope of slices (src/hollow.rs).
-const stringSlice = String.prototype.slice
+// The binding writes a tool result that is a range of `genkit:output` as a slice of it
+// (`sink.stringSlice`). String.prototype.concat as it is when this module loads: a model span's
+// long texts are joined to the JSON around them as a rope of slices (src/hollow.rs).
+const { stringSlice } = sink
 const stringConcat = String.prototype.concat
 
 /**

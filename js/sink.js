@@ -23,8 +23,15 @@ const SLICE_LIST = 8
 /** The kind of a value that is the call's own `genkit:input` (number 0) or `genkit:output` (1) (src/sink.rs `ARGUMENT`). */
 const ARGUMENT = 7
 
-/** `String.prototype.slice` as it is when this module loads, called on a string. */
-const sliceOf = Function.prototype.call.bind(String.prototype.slice)
+/**
+ * `String.prototype.slice` as it is when this module loads: what the binding's tool path is given
+ * to write a result that is a range of `genkit:output` as a slice of it (V8 shares the characters,
+ * no copy; issue 13), in reference and complete mode alike.
+ */
+const stringSlice = String.prototype.slice
+
+/** [`stringSlice`], called on a string. */
+const sliceOf = Function.prototype.call.bind(stringSlice)
 
 /**
  * Strings the binding names by their index instead of making them (src/sink.rs `CONSTANTS`): the
@@ -186,4 +193,4 @@ function flush(attrs, sink, discard, input, output) {
   return flags
 }
 
-module.exports = { take, write, flush, useConstants, constants, KIND_BITS, SLICE, SLICE_LIST, ARGUMENT }
+module.exports = { stringSlice, take, write, flush, useConstants, constants, KIND_BITS, SLICE, SLICE_LIST, ARGUMENT }
