@@ -1,6 +1,6 @@
 "use strict"
 // Complete mode's tool path (js/complete.js `mapToolFast`, BENCHMARKS.md "Stop 47"): a `tool` span
-// that did not fail, with a string `genkit:name` and a string or absent input and output, goes
+// (failed or not) with a string `genkit:name` and a string or absent input and output, goes
 // through the binding's tool path (`mapToolSpan`, the reference path's writers) with rule 5's
 // tool call id added by the same call, instead of the whole-span mapping (`mapSpan`). Both must
 // give the same attributes in the same order, the same flags and the same tool call id state.
@@ -13,6 +13,7 @@ const { loadNative, newMapper } = require("../js/processor.js")
 const { mapComplete } = require("../js/complete.js")
 const { isLocalRoot, endTrace } = require("../js/pairing.js")
 const { resolveOptions } = require("../js/options.js")
+const { P } = require("../js/mapping.js")
 const { load } = require("./helpers/fixtures")
 const { mulberry32 } = require("./helpers/prng")
 
@@ -94,7 +95,22 @@ const outputs = [
   `{"text":"${"y".repeat(200000)}"}`, `"${"z".repeat(200000)}"`, `"${"ü".repeat(5000)}"`, `{"q":"${LONE}"}`, '"\\ud800"', 12, false,
 ]
 
-test("tool spans of every input and output kind, with and without a tool request to pair with", { skip: native === undefined && "no binding" }, () => {
+// Failed tool spans: exception events whose stack trace names the error, or only their type
+// does, or neither; a type or stack that is not a string; no event; a long stack.
+const exception = (attributes) => ({ status: { code: 2, message: "boom" }, events: [{ name: "exception", attributes }] })
+const FAILURES = [
+  exception({ "exception.type": "Error", "exception.message": "boom", "exception.stacktrace": "TypeError: boom\n    at tool (file.js:1:1)" }),
+  exception({ "exception.type": "GenkitError", "exception.stacktrace": "not a stack" }),
+  exception({ "exception.type": "RangeError" }),
+  exception({ "exception.stacktrace": "FAILED_PRECONDITION: no booking\n    at x" }),
+  exception({ "exception.type": 42, "exception.stacktrace": { not: "a string" } }),
+  exception({ "exception.type": "ÜberError", "exception.stacktrace": `${"a".repeat(5000)}\n at y` }),
+  exception({}),
+  { status: { code: 2 }, events: [] },
+  { status: { code: 2 }, events: [{ name: "log", attributes: { "exception.type": "NotThisOne" } }, { name: "exception", attributes: { "exception.type": "ThisOne" } }] },
+]
+
+test("tool spans of every input and output kind, with and without a tool request to pair with, failed or not", { skip: native === undefined && "no binding" }, () => {
   const random = mulberry32(47)
   const trace = "5".repeat(32)
   const parent = "6".repeat(16)
@@ -113,6 +129,8 @@ test("tool spans of every input and output kind, with and without a tool request
           assertSame(map(model, { "genkit:metadata:subtype": "model", "genkit:name": "googleai/gemini-2.5-flash", "genkit:input": '{"messages":[]}', "genkit:output": answer }), `model ${n}`)
         }
         const row = { name: "getWeather", traceId: trace, spanId: (n * 2 + 2).toString(16).padStart(16, "0"), parentSpanId: parent, endTime: [1764547200, n] }
+        // A third of them failed (rule 4's error.type from the exception event).
+        if (random() < 0.33) Object.assign(row, FAILURES[Math.floor(random() * FAILURES.length)])
         const attributes = { "genkit:type": "action", "genkit:metadata:subtype": "tool", "genkit:name": "getWeather" }
         if (input !== undefined) attributes["genkit:input"] = input
         if (output !== undefined) attributes["genkit:output"] = output
@@ -125,4 +143,83 @@ test("tool spans of every input and output kind, with and without a tool request
     // The trace's root ends: its state goes on both sides alike.
     assertSame(map({ name: "chatFlow", traceId: trace, spanId: "7".repeat(16) }, { "genkit:metadata:subtype": "flow", "genkit:name": "chatFlow" }), "root")
   }
+})
+
+test("mapToolSpan's complete argument: only `true` pairs and masks a result problem of uncaptured content; any other value (the name and ids given) maps as reference mode", { skip: native === undefined && "no binding" }, () => {
+  const trace = "8".repeat(32)
+  const parent = "9".repeat(16)
+  const ODD = [undefined, false, 1, "true", {}, null]
+  /** A complete-mode Mapper holding one tool request (`call_0`) in `trace`, made by mapping its model answer. */
+  const holding = (options) => {
+    const mapper = newMapper(native, resolveOptions(options))
+    const model = spanOf(
+      { name: "googleai/gemini-2.5-flash", traceId: trace, spanId: "1".repeat(16), parentSpanId: parent },
+      {
+        "genkit:metadata:subtype": "model",
+        "genkit:name": "googleai/gemini-2.5-flash",
+        "genkit:input": '{"messages":[]}',
+        "genkit:output": '{"message":{"role":"model","content":[{"toolRequest":{"ref":"call_0","name":"getWeather","input":{}}}]},"finishReason":"stop"}',
+      },
+    )
+    const flags = mapComplete(mapper.id, native, model, model.attributes, "model", undefined)
+    assert.ok(flags & native.TOOL_CALL_STATE, "the model answer's tool request is kept")
+    return mapper
+  }
+  const tool = (mapper, complete, output) => {
+    const a = { "genkit:metadata:subtype": "tool", "genkit:name": "getWeather", "genkit:input": "{}", "genkit:output": output }
+    const flags = native.mapToolSpan(a, output, mapper.id, String.prototype.slice, "{}", true, undefined, undefined, complete, "getWeather", trace, "2".repeat(16), parent)
+    return { a, flags }
+  }
+  for (const complete of [true, ...ODD]) {
+    const mapper = holding({})
+    const { a, flags } = tool(mapper, complete, '{"temp":3}')
+    assert.equal(a["gen_ai.tool.call.result"], '{"temp":3}', String(complete))
+    if (complete === true) {
+      assert.equal(a["gen_ai.tool.call.id"], "call_0")
+      assert.equal(flags & native.TOOL_CALL_STATE, 0, "the one request paired: no state left")
+    } else {
+      assert.equal(a["gen_ai.tool.call.id"], undefined, String(complete))
+      assert.equal(flags & native.TOOL_CALL_STATE, 0, `${String(complete)}: not asked`)
+      // The request is still there: a complete call afterwards pairs it.
+      assert.equal(tool(mapper, true, '{"temp":3}').a["gen_ai.tool.call.id"], "call_0", String(complete))
+    }
+    const off = holding({ captureContent: false })
+    const broken = tool(off, complete, "{not json")
+    assert.equal(broken.a["gen_ai.tool.call.result"], undefined)
+    assert.equal(broken.flags & P.TOOL_OUTPUT_NOT_JSON, complete === true ? 0 : P.TOOL_OUTPUT_NOT_JSON, String(complete))
+  }
+})
+
+test("a failed tool span takes the tool path: one mapToolSpan call, no mapSpan, error.type before the tool call id", { skip: native === undefined && "no binding" }, () => {
+  const calls = { mapToolSpan: 0, mapSpan: 0 }
+  const counted = { ...native, mapToolSpan: (...a) => (calls.mapToolSpan++, native.mapToolSpan(...a)), mapSpan: (...a) => (calls.mapSpan++, native.mapSpan(...a)) }
+  const trace = "a".repeat(32)
+  const parent = "b".repeat(16)
+  const mapper = newMapper(native, resolveOptions({}))
+  const model = spanOf(
+    { name: "googleai/gemini-2.5-flash", traceId: trace, spanId: "1".repeat(16), parentSpanId: parent },
+    {
+      "genkit:metadata:subtype": "model",
+      "genkit:name": "googleai/gemini-2.5-flash",
+      "genkit:input": '{"messages":[]}',
+      "genkit:output": '{"message":{"role":"model","content":[{"toolRequest":{"ref":"call_9","name":"chargeCard","input":{"amountCents":1299}}}]},"finishReason":"stop"}',
+    },
+  )
+  mapComplete(mapper.id, counted, model, model.attributes, "model", undefined)
+  calls.mapSpan = 0
+  const row = { name: "chargeCard", traceId: trace, spanId: "2".repeat(16), parentSpanId: parent, ...FAILURES[0] }
+  const span = spanOf(row, { "genkit:metadata:subtype": "tool", "genkit:name": "chargeCard", "genkit:input": '{"amountCents":1299}' })
+  const flags = mapComplete(mapper.id, counted, span, span.attributes, "tool", undefined)
+  assert.deepEqual(calls, { mapToolSpan: 1, mapSpan: 0 })
+  assert.equal(flags & ~native.TOOL_CALL_STATE, 0)
+  assert.deepEqual(
+    Object.entries(span.attributes).filter(([k]) => !k.startsWith("genkit:")),
+    [
+      ["gen_ai.operation.name", "execute_tool"],
+      ["gen_ai.tool.name", "chargeCard"],
+      ["gen_ai.tool.call.arguments", '{"amountCents":1299}'],
+      ["error.type", "TypeError"],
+      ["gen_ai.tool.call.id", "call_9"],
+    ],
+  )
 })

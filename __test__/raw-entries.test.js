@@ -27,8 +27,13 @@ const calls = {
   mapModelSpan: (a) => [a, a["genkit:input"], a["genkit:output"], false, reference.id, String.prototype.slice, String.prototype.concat],
   mapToolSpan: (a) => [a, a["genkit:output"], reference.id, String.prototype.slice, a["genkit:input"], true],
   mapSpan: (a) => [complete.id, a, a["genkit:input"], a["genkit:output"], 0, "tool", String(a["genkit:name"]), 0, undefined, undefined, toolRow.traceId, toolRow.spanId, toolRow.parentSpanId, 1, 0],
+  // Complete mode's tool path: the sink (its two arguments in the middle), then the span's name,
+  // ids, status and exception.
+  "mapToolSpan complete": (a) => [a, a["genkit:output"], complete.id, String.prototype.slice, a["genkit:input"], true, undefined, undefined, true, String(a["genkit:name"]), toolRow.traceId, toolRow.spanId, toolRow.parentSpanId, 2, "Error", "TypeError: boom\n    at x"],
 }
-const rowOf = { mapModelSpan: modelRow, mapToolSpan: toolRow, mapSpan: toolRow }
+const rowOf = { mapModelSpan: modelRow, mapToolSpan: toolRow, mapSpan: toolRow, "mapToolSpan complete": toolRow }
+/** The binding's entry a `calls` key names. */
+const entry = (name) => native[name.split(" ")[0]]
 
 test("each entry answers a number for every argument of every odd type, in every position, and never throws", () => {
   for (const [name, args] of Object.entries(calls)) {
@@ -39,12 +44,12 @@ test("each entry answers a number for every argument of every odd type, in every
         const argv = args(a)
         while (argv.length < n) argv.push(undefined)
         argv[at] = odd
-        const flags = native[name](...argv)
+        const flags = entry(name)(...argv)
         assert.equal(typeof flags, "number", `${name} argument ${at} = ${String(odd?.toString?.() ?? odd)}`)
         assert.ok(Number.isInteger(flags) && flags >= 0, `${name} argument ${at}: ${flags}`)
       }
     }
-    assert.equal(typeof native[name](), "number", `${name}()`)
+    assert.equal(typeof entry(name)(), "number", `${name}()`)
   }
 })
 
@@ -120,14 +125,17 @@ test("a resizable ArrayBuffer shrunk, or a buffer detached, while the binding ru
 test("a sink whose values are not an Array (an array-like object, a typed array, a string) is no sink: each entry writes every attribute into the map itself", () => {
   for (const [name, args] of Object.entries(calls)) {
     const e = copyOf(rowOf[name].attributes)
-    native[name](...args(e))
+    entry(name)(...args(e))
     assert.ok(Object.keys(gen(e)).length >= 2, `${name}: the attributes without a sink`)
     for (const values of [{ length: 128 }, Object.assign(Object.create(Array.prototype), { length: 128 }), new Float64Array(128), "x".repeat(128)]) {
       const buffer = new ArrayBuffer(8 * 129)
       const a = copyOf(rowOf[name].attributes)
       const argv = args(a)
-      while (argv.length < (name === "mapSpan" ? 15 : name === "mapModelSpan" ? 7 : 6)) argv.push(undefined)
-      const flags = native[name](...argv, buffer, values)
+      // The sink's two arguments at their place in each entry's list.
+      const at = name === "mapSpan" ? 15 : name === "mapModelSpan" ? 7 : 6
+      while (argv.length < at) argv.push(undefined)
+      argv.splice(at, 2, buffer, values)
+      const flags = entry(name)(...argv)
       assert.equal(flags & (P.NEEDS_JS | P.PANIC), 0, `${name}: ${Object.prototype.toString.call(values)}`)
       assert.deepEqual(gen(a), gen(e), `${name}: ${Object.prototype.toString.call(values)}`)
       assert.equal(new Float64Array(buffer)[0], 0, `${name}: nothing recorded in the codes`)

@@ -78,16 +78,17 @@ function referenceMapping(attrs, subtype, input, output) {
 const isText = (v) => (typeof v === "string" ? v.isWellFormed() : v === undefined || v === null)
 
 /**
- * A `tool` span that did not fail, whose `genkit:name` is a string and whose input and output are
- * strings or absent, through the binding's tool path (`mapToolSpan`, the reference path's: for
- * such a span its writers give exactly what complete mode's whole-span mapping gives, content
- * rules included), with rule 5's `gen_ai.tool.call.id` added by the same call (the mapper's tool
- * call id state, as `mapSpan` uses it). About half the cost of `mapSpan` (BENCHMARKS.md "Stop
- * 47"). Returns the flags, or `undefined` when the binding handed the span back (nothing
- * written by it, the state unchanged): the caller then maps it with `mapSpan` from the same
- * values.
+ * A `tool` span whose `genkit:name` is a string and whose input and output are strings or
+ * absent, through the binding's tool path (`mapToolSpan`, the reference path's: for such a span
+ * its writers give exactly what complete mode's whole-span mapping gives, content rules
+ * included), with rule 4's `error.type` of a failed span (`status` 2, from its exception event's
+ * `type` and `stack`) and rule 5's `gen_ai.tool.call.id` added by the same call (the mapper's
+ * tool call id state, as `mapSpan` uses it). About half the cost of `mapSpan` (BENCHMARKS.md
+ * "Stop 47", "Stop 49"). Returns the flags, or `undefined` when the binding handed the span back
+ * (nothing written by it, the state unchanged): the caller then maps it with `mapSpan` from the
+ * same values.
  */
-function mapToolFast(mapperId, native, attrs, name, input, output, traceId, spanId, parent) {
+function mapToolFast(mapperId, native, attrs, name, input, output, traceId, spanId, parent, status, type, stack) {
   try {
     attrs["gen_ai.operation.name"] = "execute_tool"
     attrs["gen_ai.tool.name"] = name
@@ -95,7 +96,7 @@ function mapToolFast(mapperId, native, attrs, name, input, output, traceId, span
     return undefined // a setter or a frozen map: the whole-span path reports it
   }
   const out = sink.take()
-  let flags = native.mapToolSpan(attrs, output, mapperId, sink.stringSlice, input, true, out.buffer, out.values, name, traceId, spanId, parent)
+  let flags = native.mapToolSpan(attrs, output, mapperId, sink.stringSlice, input, true, out.buffer, out.values, true, name, traceId, spanId, parent, status, type, stack)
   flags |= sink.flush(attrs, out, (flags & js.TO_JS) !== 0, input, output)
   return flags & js.TO_JS ? undefined : flags
 }
@@ -143,8 +144,8 @@ function mapComplete(mapperId, native, span, attrs, subtype, guard, whole = fals
   // from its value), as the reference path reads them (js/processor.js mapModelNative).
   const input = js.readInput(attrs)
   const output = js.readOutput(attrs)
-  if (!whole && subtype === "tool" && status !== 2 && typeof name === "string" && isText(input) && isText(output)) {
-    const fast = mapToolFast(mapperId, native, attrs, name, input, output, traceId, spanId, parent)
+  if (!whole && subtype === "tool" && typeof name === "string" && isText(input) && isText(output)) {
+    const fast = mapToolFast(mapperId, native, attrs, name, input, output, traceId, spanId, parent, status, type, stack)
     if (fast !== undefined) return fast
   }
   // The span's end time (HrTime [seconds, nanoseconds]): rule 2 prices the call at that time.

@@ -1214,18 +1214,23 @@ pub(crate) fn map_model_span(env: sys::napi_env, argv: [sys::napi_value; 9]) -> 
 /// `output` may have had written first: JavaScript then writes the same value again). Never
 /// throws. `sinkCodes` and `sinkValues`: the attribute sink, as for `mapModelSpan`.
 ///
-/// Complete mode's `tool` spans (the processor's tool path: for them its writers give what complete
-/// mode's mapping gives) also pass `name` (`genkit:name` as `String()` gave it), `traceId`,
-/// `spanId` and `parentSpanId`: when the rest was written (no hand-off flag), rule 5's
-/// `gen_ai.tool.call.id` is added after it and the span's end noted ([`seam::pair_tool_span`],
-/// which may also answer `NEEDS_JS` with nothing written, and `TOOL_CALL_STATE`). Without a
-/// `traceId` (reference mode passes none) no tool call id state is asked.
+/// Complete mode's `tool` spans (the processor's tool path: for them these writers give what
+/// complete mode's mapping gives) pass `complete` `true`, with `name` (`genkit:name` as
+/// `String()` gave it), `traceId`, `spanId`, `parentSpanId`, the span's `status` code and, when
+/// it is 2 (the span failed), its exception event's `exceptionType` and `exceptionStacktrace`.
+/// When the rest was written (no hand-off flag), a failed span's rule 4 `error.type` is added
+/// after it ([`seam::write_error_type`]), then rule 5's `gen_ai.tool.call.id`, and the span's end
+/// noted ([`seam::tool_call_id`], which may also answer `NEEDS_JS` with nothing written, and
+/// `TOOL_CALL_STATE`); without a `traceId` no tool call id state is asked. Under rules that
+/// capture no content, complete mode reports no `TOOL_OUTPUT_NOT_JSON` (as its whole-span
+/// mapping). Reference mode passes none of these (`complete` is then `false`).
 ///
-/// A plain Node-API callback (`src/raw.rs`): `argv` holds the twelve arguments in this order
+/// A plain Node-API callback (`src/raw.rs`): `argv` holds the sixteen arguments in this order
 /// (`undefined` for those not passed). Arguments of another type than described count as not
-/// given (a `withArguments` that is not a boolean is `false`).
-pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 12]) -> u32 {
-    let [attributes, output, mapper, slice, input, with_arguments, sink_codes, sink_values, name, trace_id, span_id, parent_span_id] =
+/// given (a `withArguments` or `complete` that is not a boolean is `false`, a `status` that is
+/// not a number 0).
+pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 16]) -> u32 {
+    let [attributes, output, mapper, slice, input, with_arguments, sink_codes, sink_values, complete, name, trace_id, span_id, parent_span_id, status, exception_type, exception_stacktrace] =
         argv;
     quiet_panics();
     let input = raw::given(env, input);
@@ -1240,17 +1245,31 @@ pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 12]) -> 
     // span's napi calls are most of its cost.
     let slice_given = || raw::given(env, slice);
     let with_arguments = raw::boolean(env, with_arguments);
-    // Complete mode's call (it passes the name): rule 5 when the span has a trace id, after the
-    // arguments and the result and before the content rules' marks, where the whole-span mapping
-    // writes the id (`input_buf` holds the input's text when `read`).
-    let complete = raw::given(env, name).is_some();
+    // Complete mode's call: rule 5 when the span has a trace id, after the arguments and the
+    // result and before the content rules' marks, where the whole-span mapping writes the id
+    // (`input_buf` holds the input's text when `read`).
+    let complete = raw::boolean(env, complete).unwrap_or(false);
     let pairs = complete && raw::given(env, trace_id).is_some();
+    let failed = complete && raw::uint(env, status) == 2;
+    // Complete mode's rules after the tool path's writers, in the whole-span mapping's order:
+    // rule 4, then rule 5 (the id asked first: a hand-off then leaves nothing written).
     let pair = |input_buf: &mut String, read: bool| -> u32 {
-        if !pairs {
-            return 0;
+        let (id, mut flags) = if pairs {
+            let ids = [name, trace_id, span_id, parent_span_id];
+            match seam::tool_call_id(&call, mapper, input, ids, input_buf, read) {
+                Ok(paired) => paired,
+                Err(flags) => return flags,
+            }
+        } else {
+            (None, 0)
+        };
+        if failed {
+            flags |= seam::write_error_type(&call, [exception_type, exception_stacktrace]);
         }
-        let ids = [name, trace_id, span_id, parent_span_id];
-        seam::pair_tool_span(&call, mapper, input, ids, input_buf, read)
+        if let Some(id) = id {
+            flags |= seam::put_str(&call, genkit_for_maple_core::span::keys::TOOL_CALL_ID, &id);
+        }
+        flags
     };
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let key = c"gen_ai.tool.call.result";
@@ -1358,7 +1377,7 @@ pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 12]) -> 
             };
             // A hand-off here leaves what was recorded unwritten (the wrapper discards it).
             flags |= pair(input_buf, input_text);
-            if flags & HAND_OFF != 0 {
+            if flags & problem::HAND_OFF != 0 {
                 return flags;
             }
             flags | content::finish(&call, &written)
@@ -1372,11 +1391,6 @@ pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 12]) -> 
     }
     flags | call.finish_sink()
 }
-
-/// The flags after which the wrapper maps the span another way (JavaScript, or complete mode's
-/// whole-span mapping): nothing this call recorded is written.
-const HAND_OFF: u32 =
-    problem::NEEDS_JS | problem::PANIC | problem::OUT_OF_MEMORY | problem::TOO_LARGE;
 
 /// Which of a tool span's `input` (the arguments, when they are to be written) and `output` the
 /// content rules `rules` are certain to leave as they are, by their screens scanned together

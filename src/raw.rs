@@ -83,13 +83,14 @@ unsafe extern "C" fn map_model_span(
 }
 
 /// `mapToolSpan(attributes, output, mapper, slice, input, withArguments, sinkCodes, sinkValues,
-/// name, traceId, spanId, parentSpanId)`: see [`crate::map_tool_span`].
+/// complete, name, traceId, spanId, parentSpanId, status, exceptionType, exceptionStacktrace)`:
+/// see [`crate::map_tool_span`].
 unsafe extern "C" fn map_tool_span(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
     // SAFETY: Node-API calls this callback with its live `env` and `info`.
-    unsafe { run::<12>(env, info, crate::map_tool_span) }
+    unsafe { run::<16>(env, info, crate::map_tool_span) }
 }
 
 /// `mapSpan(mapper, attributes, input, output, threw, subtype, name, status, exceptionType,

@@ -668,12 +668,14 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
         let Some(subtype) = ascii_arg(call.env, subtype, &mut subtype_buf) else {
             return 0;
         };
-        let mut name_buf = [0u8; 80];
-        let mut name_copy = None;
-        let name = name_arg(call.env, name, &mut name_buf, &mut name_copy);
-        let trace_id = hex_arg::<16>(call.env, Some(trace_id));
-        let span_id = hex_arg::<8>(call.env, Some(span_id));
-        let parent_span_id = hex_arg::<8>(call.env, Some(parent_span_id));
+        let mut name_room = NameRoom::new();
+        let ids = [name, trace_id, span_id, parent_span_id];
+        let SpanIds {
+            name,
+            trace_id,
+            span_id,
+            parent_span_id,
+        } = span_ids(call.env, ids, &mut name_room);
         with_buffers(|input_buf, output_buf| {
             with_kept(|input_units, output_units| {
                 // A model span's multi-byte inputs are narrowed rather than transcoded where the
@@ -853,77 +855,165 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
     outcome.unwrap_or(problem::PANIC) | call.finish_sink()
 }
 
-/// Rule 5 for a complete-mode `tool` span whose other attributes [`crate::map_tool_span`] wrote
+/// Rule 5 for a complete-mode `tool` span whose other attributes [`crate::map_tool_span`] writes
 /// (the processor's tool path: its writers give a `tool` span what complete mode's mapping gives
-/// it): `gen_ai.tool.call.id`, through the call's sink, when the mapper `mapper` (a `Mapper.id`)
-/// pairs the span with a tool request of its trace, the state changed as [`map_span`] changes it
-/// (core `Mapper::pair_tool_span`). `name` is `genkit:name` as `String()` gave it and `input` the
-/// `genkit:input` value (the request's arguments are compared with its text), each read only when
-/// the mapper keeps tool call id state: `input` is read into `input_buf` unless `read` says
-/// `input_buf` holds its text already. Returns [`TOOL_CALL_STATE`] when the mapper keeps
-/// state afterwards, `NEEDS_JS` (nothing written, the state unchanged) when `genkit:input` is a
-/// string with a lone surrogate or too long to hand over or the state is borrowed (the caller
-/// maps the span through [`map_span`] instead), `OUT_OF_MEMORY | NEEDS_JS` likewise without
-/// memory, `PANIC` for an id that names no mapper, `ATTRIBUTE_TYPE` when the id could not be
-/// written.
-pub(crate) fn pair_tool_span(
+/// it): its `gen_ai.tool.call.id` when the mapper `mapper` (a `Mapper.id`) pairs the span with a
+/// tool request of its trace, the state changed as [`map_span`] changes it (core
+/// `Mapper::pair_tool_span`); nothing is written here (the caller writes the id, [`put_str`],
+/// after rule 4's `error.type`, where the whole-span mapping writes it). `ids` are
+/// `[name, traceId, spanId, parentSpanId]` as [`span_ids`] reads them (`name`: `genkit:name` as
+/// `String()` gave it) and `input` the `genkit:input` value (the request's arguments are
+/// compared with its text), each read only when the mapper keeps tool call id state: `input` is
+/// read into `input_buf` unless `read` says `input_buf` holds its text already. `Ok` with the id
+/// (or `None`) and [`TOOL_CALL_STATE`] when the mapper keeps state afterwards (else 0); `Err`
+/// with `NEEDS_JS` (the state unchanged) when `genkit:input` is a string with a lone surrogate
+/// or too long to hand over or the state is borrowed (the caller maps the span through
+/// [`map_span`] instead), `OUT_OF_MEMORY | NEEDS_JS` likewise without memory, `PANIC` for an id
+/// that names no mapper.
+pub(crate) fn tool_call_id(
     call: &Call,
     mapper: sys::napi_value,
     input: Option<sys::napi_value>,
-    [name, trace_id, span_id, parent_span_id]: [sys::napi_value; 4],
+    ids: [sys::napi_value; 4],
     input_buf: &mut String,
     read: bool,
-) -> u32 {
+) -> Result<(Option<String>, u32), u32> {
     let Some(inner) =
         mapper_id(call.env, mapper).and_then(|id| registered(id, |r| Arc::clone(&r.inner)))
     else {
-        return problem::PANIC;
+        return Err(problem::PANIC);
     };
     let Some(mut mapper) = try_lock(&inner) else {
-        return problem::NEEDS_JS;
+        return Err(problem::NEEDS_JS);
     };
     // Most tool spans of a processor that saw no model answer with tool requests: nothing to
     // pair, and nothing to note (an empty state ignores a span's end), so nothing is read.
     if !mapper.holds_tool_calls() {
-        return 0;
+        return Ok((None, 0));
     }
     // Read as `map_span` reads them (no JavaScript runs in these reads).
-    let mut name_buf = [0u8; 80];
-    let mut name_copy = None;
-    let name = name_arg(call.env, name, &mut name_buf, &mut name_copy);
-    let trace_id = hex_arg::<16>(call.env, Some(trace_id));
-    let span_id = hex_arg::<8>(call.env, Some(span_id));
-    let parent_span_id = hex_arg::<8>(call.env, Some(parent_span_id));
-    {
-        let buf = input_buf;
-        let text = match input.map(|value| (!read).then(|| call.read_string(value, buf))) {
-            Some(None) => Some(buf.as_str()),
-            None | Some(Some(Read::Absent)) => None,
-            Some(Some(Read::Str)) => Some(buf.as_str()),
-            Some(Some(other)) => return other.hand_off().unwrap_or(problem::NEEDS_JS),
-        };
-        let span = SpanInput {
-            name,
-            input: text,
-            trace_id,
-            span_id,
-            parent_span_id,
-            ..SpanInput::default()
-        };
-        let id = mapper.pair_tool_span(&span);
-        let mut flags = holds_state(&mapper);
-        drop(mapper);
-        if let Some(id) = id {
-            let key = span::keys::TOOL_CALL_ID;
-            if !call.put_text(key.as_bytes(), &id) {
-                flags |= match call.string(&id) {
-                    Ok(made) if set(call, key, made) => 0,
-                    Ok(_) => problem::ATTRIBUTE_TYPE,
-                    Err(f) => f,
-                };
-            }
+    let mut name_room = NameRoom::new();
+    let SpanIds {
+        name,
+        trace_id,
+        span_id,
+        parent_span_id,
+    } = span_ids(call.env, ids, &mut name_room);
+    let text = match input.map(|value| (!read).then(|| call.read_string(value, input_buf))) {
+        Some(None) | Some(Some(Read::Str)) => Some(input_buf.as_str()),
+        None | Some(Some(Read::Absent)) => None,
+        Some(Some(other)) => return Err(other.hand_off().unwrap_or(problem::NEEDS_JS)),
+    };
+    let span = SpanInput {
+        name,
+        input: text,
+        trace_id,
+        span_id,
+        parent_span_id,
+        ..SpanInput::default()
+    };
+    let id = mapper.pair_tool_span(&span);
+    Ok((id, holds_state(&mapper)))
+}
+
+/// Writes the attribute `key` = the string `text` through the call's sink (one of its constants,
+/// else a range of its text) or, past its room, on the attribute map itself. Returns
+/// `ATTRIBUTE_TYPE` when it could not be set, the string's flags when it could not be made.
+pub(crate) fn put_str(call: &Call, key: &str, text: &str) -> u32 {
+    if let Some((kind, index)) = sink_scalar(&Value::str(text)) {
+        if call
+            .sink
+            .as_ref()
+            .is_some_and(|sink| sink.put(key.as_bytes(), kind, index, ptr::null_mut()))
+        {
+            return 0;
         }
-        flags
+    }
+    if call.put_text(key.as_bytes(), text) {
+        return 0;
+    }
+    match call.string(text) {
+        Ok(made) if set(call, key, made) => 0,
+        Ok(_) => problem::ATTRIBUTE_TYPE,
+        Err(f) => f,
+    }
+}
+
+/// Rule 4's `error.type` of a failed span (core `span::error_type`) from its exception event's
+/// `exceptionType` and `exceptionStacktrace` (each counts as not given unless a string): the
+/// error name the stack trace starts with (only its head is read, into `stack_room`:
+/// `span::stack_head`), else `exceptionType` (read into `type_text` only then), else `_OTHER`.
+fn error_name<'r>(
+    env: sys::napi_env,
+    [exception_type, exception_stacktrace]: [sys::napi_value; 2],
+    stack_room: &'r mut [u8; span::STACK_HEAD_BYTES],
+    type_text: &'r mut Option<String>,
+) -> &'r str {
+    let mut input = SpanInput {
+        status: Status::Error,
+        exception_stacktrace: raw::stack_head(env, exception_stacktrace, stack_room),
+        ..SpanInput::default()
+    };
+    // The stack trace's name first: `exceptionType` is read only when it names none (without a
+    // type the rule answers `_OTHER` exactly then, or for a stack trace named `_OTHER`, which
+    // the type cannot change).
+    let name = span::error_type(&input).unwrap_or(span::ERROR_TYPE_OTHER);
+    if name != span::ERROR_TYPE_OTHER {
+        return name;
+    }
+    *type_text = raw::string(env, exception_type);
+    let type_text: &'r Option<String> = type_text;
+    input.exception_type = type_text.as_deref();
+    span::error_type(&input).unwrap_or(span::ERROR_TYPE_OTHER)
+}
+
+/// Writes rule 4's `error.type` of a failed span ([`error_name`] of `exception`:
+/// `[exceptionType, exceptionStacktrace]`) as [`put_str`] writes. Returns its flags.
+pub(crate) fn write_error_type(call: &Call, exception: [sys::napi_value; 2]) -> u32 {
+    let mut stack_room = [0u8; span::STACK_HEAD_BYTES];
+    let mut type_text = None;
+    let name = error_name(call.env, exception, &mut stack_room, &mut type_text);
+    put_str(call, span::keys::ERROR_TYPE, name)
+}
+
+/// Room for a span's `genkit:name` as [`span_ids`] reads it: on the stack when it is ASCII of up
+/// to 80 bytes, else a copy.
+struct NameRoom {
+    buf: [u8; 80],
+    copy: Option<String>,
+}
+
+impl NameRoom {
+    fn new() -> Self {
+        NameRoom {
+            buf: [0; 80],
+            copy: None,
+        }
+    }
+}
+
+/// A span's `genkit:name` and its trace, span and parent span ids, as [`span_ids`] read them.
+struct SpanIds<'b> {
+    name: Option<&'b str>,
+    trace_id: Option<[u8; 16]>,
+    span_id: Option<[u8; 8]>,
+    parent_span_id: Option<[u8; 8]>,
+}
+
+/// Reads `[name, traceId, spanId, parentSpanId]` as [`map_span`] and [`pair_tool_span`] take
+/// them: the name by [`name_arg`] (`String()`'s text; `None` for a value that is not a string),
+/// the ids as hex of 16, 8 and 8 bytes by [`hex_arg`] (`None` for anything else). No JavaScript
+/// runs in these reads.
+fn span_ids<'b>(
+    env: sys::napi_env,
+    [name, trace_id, span_id, parent_span_id]: [sys::napi_value; 4],
+    room: &'b mut NameRoom,
+) -> SpanIds<'b> {
+    SpanIds {
+        name: name_arg(env, name, &mut room.buf, &mut room.copy),
+        trace_id: hex_arg::<16>(env, Some(trace_id)),
+        span_id: hex_arg::<8>(env, Some(span_id)),
+        parent_span_id: hex_arg::<8>(env, Some(parent_span_id)),
     }
 }
 
@@ -1161,26 +1251,10 @@ fn end_time(seconds: Option<f64>, nanos: Option<f64>) -> Option<u64> {
 /// all the rule needs); a value of another type than a string counts as not given. A plain
 /// Node-API callback (`src/raw.rs`: napi-rs's call path cost a failed flow span most of its
 /// mapping).
-pub(crate) fn error_type(
-    env: sys::napi_env,
-    [exception_type, exception_stacktrace]: [sys::napi_value; 2],
-) -> sys::napi_value {
+pub(crate) fn error_type(env: sys::napi_env, exception: [sys::napi_value; 2]) -> sys::napi_value {
     let mut stack_room = [0u8; span::STACK_HEAD_BYTES];
-    let mut input = SpanInput {
-        status: Status::Error,
-        exception_stacktrace: raw::stack_head(env, exception_stacktrace, &mut stack_room),
-        ..SpanInput::default()
-    };
-    // The stack trace's name first: `exceptionType` is read only when it names none (without a
-    // type the rule answers `_OTHER` exactly then, or for a stack trace named `_OTHER`, which
-    // the type cannot change).
-    let mut name = span::error_type(&input).unwrap_or(span::ERROR_TYPE_OTHER);
-    let type_text;
-    if name == span::ERROR_TYPE_OTHER {
-        type_text = raw::string(env, exception_type);
-        input.exception_type = type_text.as_deref();
-        name = span::error_type(&input).unwrap_or(span::ERROR_TYPE_OTHER);
-    }
+    let mut type_text = None;
+    let name = error_name(env, exception, &mut stack_room, &mut type_text);
     let mut out = ptr::null_mut();
     // SAFETY: live `env` of the current call; `name` is valid UTF-8 of `name.len()` bytes; valid
     // out-pointer. On failure `out` stays null, which the callback answers as `undefined`.

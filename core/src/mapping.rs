@@ -56,6 +56,10 @@ pub mod problem {
     /// the pure-JS reference mapping, without complete mode's rules (set by the binding; always
     /// with [`NEEDS_JS`]). Reference mode needs no report: its JavaScript twin writes the same.
     pub const TOO_LARGE: u32 = 1 << 11;
+    /// The flags after which the caller maps the span another way (the JavaScript mapping, or
+    /// complete mode's whole-span mapping after its tool path): nothing the call recorded is
+    /// written.
+    pub const HAND_OFF: u32 = NEEDS_JS | PANIC | OUT_OF_MEMORY | TOO_LARGE;
 }
 
 /// What an output that could not be allocated sets: the span goes to the JavaScript mapping.
