@@ -235,15 +235,15 @@ macro_rules! fields {
             const NAMES: &'static [&'static str] = &[$($name),*];
             fn read<S: Source<'de>>(&mut self, index: usize, source: &mut S) -> Result<(), S::Error> {
                 match Self::NAMES.get(index).copied() {
-                    $(Some($name) => self.$field = fields!(@read $how source),)*
+                    $(Some($name) => fields!(@read $how source, self.$field),)*
                     _ => source.skip()?,
                 }
                 Ok(())
             }
         }
     };
-    (@read raw $source:ident) => { $source.raw()? };
-    (@read value $source:ident) => { $source.value()? };
+    (@read raw $source:ident, $slot:expr) => { $slot = $source.raw()? };
+    (@read value $source:ident, $slot:expr) => { $source.value_into(&mut $slot)? };
 }
 
 fields!(Request { "messages" => messages: value, "config" => config: value, "output" => output: value });
@@ -568,8 +568,11 @@ fn map_model<'a>(
 
     // Input: messages, system instructions, request settings.
     if let Some(text) = span.input {
-        match crate::genkit::parse::<Shape<Request<'a>>>(text) {
-            Ok(Shape::Object(request)) => {
+        // Read in place (`parse_into`): the shapes are hundreds of bytes, a move a `memcpy`.
+        let mut request = None;
+        let parsed = crate::genkit::parse_into::<Shape<Request<'a>>>(text, &mut request);
+        match parsed.map(|()| request.as_ref()) {
+            Ok(Some(Shape::Object(request))) => {
                 let record = recording(span);
                 let marks = MarkFor(crate::content::cap_of(options));
                 map_input_messages(
@@ -580,7 +583,7 @@ fn map_model<'a>(
                     record,
                     marks,
                 );
-                map_request(&request, out);
+                map_request(request, out);
             }
             Ok(_) => map_input_messages(None, None, out, scrubber, None, MarkFor(None)),
             Err(_) => {
@@ -598,8 +601,10 @@ fn map_model<'a>(
     let Some(text) = span.output else {
         return Ok(());
     };
-    let response = match crate::genkit::parse::<Shape<Response<'a>>>(text) {
-        Ok(Shape::Object(response)) => response,
+    let mut parsed = None;
+    let result = crate::genkit::parse_into::<Shape<Response<'a>>>(text, &mut parsed);
+    let response = match result.map(|()| parsed.as_ref()) {
+        Ok(Some(Shape::Object(response))) => response,
         Ok(_) => return Ok(()),
         Err(_) => {
             out.problems |= parse_failure(text, problem::OUTPUT_NOT_JSON);
@@ -623,7 +628,7 @@ fn map_model<'a>(
     let refused = [raw_meta, custom_meta].into_iter().flatten().any(refusal);
     let record = recording(span);
     let marks = MarkFor(crate::content::cap_of(options));
-    map_answers(&response, text, refused, out, scrubber, record, marks);
+    map_answers(response, text, refused, out, scrubber, record, marks);
 
     let raw_usage = raw_meta
         .and_then(|m| object(&m.usage))

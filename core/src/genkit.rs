@@ -380,6 +380,13 @@ pub(crate) trait Source<'de> {
     fn raw(&mut self) -> Result<Option<Raw<'de>>, Self::Error>;
     /// The value read as `T` (present: `Some`).
     fn value<T: Value<'de>>(&mut self) -> Result<Option<T>, Self::Error>;
+    /// [`Self::value`] into `slot`, where the source can without building the value elsewhere
+    /// and moving it ([`Fast`]: an object is read into its field where it stays; a response's
+    /// shapes are hundreds of bytes, and each move of one a `memcpy`).
+    fn value_into<T: Value<'de>>(&mut self, slot: &mut Option<T>) -> Result<(), Self::Error> {
+        *slot = self.value()?;
+        Ok(())
+    }
     /// Skips the value.
     fn skip(&mut self) -> Result<(), Self::Error>;
 }
@@ -567,7 +574,7 @@ impl<'de, T: Deserialize<'de> + Keep> Deserialize<'de> for ArrayShape<T> {
 impl<'de> Fields<'de> for GenerateRequest<'de> {
     const NAMES: &'static [&'static str] = &["messages"];
     fn read<S: Source<'de>>(&mut self, _: usize, source: &mut S) -> Result<(), S::Error> {
-        self.messages = source.value()?;
+        source.value_into(&mut self.messages)?;
         Ok(())
     }
 }
@@ -577,7 +584,7 @@ impl<'de> Fields<'de> for Message<'de> {
     fn read<S: Source<'de>>(&mut self, index: usize, source: &mut S) -> Result<(), S::Error> {
         match index {
             0 => self.role = source.raw()?,
-            _ => self.content = source.value()?,
+            _ => source.value_into(&mut self.content)?,
         }
         Ok(())
     }
@@ -590,9 +597,9 @@ impl<'de> Fields<'de> for Part<'de> {
         match index {
             0 => self.text = source.raw()?,
             1 => self.reasoning = source.raw()?,
-            2 => self.tool_request = source.value()?,
-            3 => self.tool_response = source.value()?,
-            _ => self.media = source.value()?,
+            2 => source.value_into(&mut self.tool_request)?,
+            3 => source.value_into(&mut self.tool_response)?,
+            _ => source.value_into(&mut self.media)?,
         }
         Ok(())
     }
@@ -626,10 +633,10 @@ impl<'de> Fields<'de> for GenerateResponse<'de> {
     const NAMES: &'static [&'static str] = &["message", "finishReason", "usage", "candidates"];
     fn read<S: Source<'de>>(&mut self, index: usize, source: &mut S) -> Result<(), S::Error> {
         match index {
-            0 => self.message = source.value()?,
+            0 => source.value_into(&mut self.message)?,
             1 => self.finish_reason = source.raw()?,
-            2 => self.usage = source.value()?,
-            _ => self.candidates = source.value()?,
+            2 => source.value_into(&mut self.usage)?,
+            _ => source.value_into(&mut self.candidates)?,
         }
         Ok(())
     }
@@ -650,7 +657,7 @@ impl<'de> Fields<'de> for Candidate<'de> {
     const NAMES: &'static [&'static str] = &["message", "finishReason"];
     fn read<S: Source<'de>>(&mut self, index: usize, source: &mut S) -> Result<(), S::Error> {
         match index {
-            0 => self.message = source.value()?,
+            0 => source.value_into(&mut self.message)?,
             _ => self.finish_reason = source.raw()?,
         }
         Ok(())
@@ -666,6 +673,12 @@ pub(crate) trait Value<'de>: Deserialize<'de> {
     /// Reads the value at the reader's position (whitespace before it included); `Err(Bail)`
     /// wherever the reader does not take the text (see [`Fast`]).
     fn fast(reader: &mut Fast<'de>) -> Result<Self, Bail>;
+    /// [`Self::fast`] into `slot` (`Some` once read; what `slot` holds after `Err(Bail)` is
+    /// unspecified). A shape read as an object overrides it to read the object in place.
+    fn fast_into(reader: &mut Fast<'de>, slot: &mut Option<Self>) -> Result<(), Bail> {
+        *slot = Some(Self::fast(reader)?);
+        Ok(())
+    }
 }
 
 /// The fast reader gave up: the text is read by serde_json instead, which gives the answer.
@@ -688,6 +701,24 @@ pub(crate) fn parse<'de, T: Value<'de>>(text: &'de str) -> Result<T, serde_json:
         Some(value) => Ok(value),
         None => serde_json::from_str(text),
     }
+}
+
+/// [`parse`] into `slot` (`Some` with the value, or `None` with the error): what `Fast` reads as
+/// an object is read where it stays ([`Value::fast_into`]), not built and moved.
+pub(crate) fn parse_into<'de, T: Value<'de>>(
+    text: &'de str,
+    slot: &mut Option<T>,
+) -> Result<(), serde_json::Error> {
+    let mut reader = Fast { text, at: 0 };
+    if T::fast_into(&mut reader, slot).is_ok() {
+        reader.whitespace();
+        if reader.at == text.len() {
+            return Ok(());
+        }
+    }
+    *slot = None;
+    *slot = Some(serde_json::from_str(text)?);
+    Ok(())
 }
 
 /// A reader of one JSON text positioned at byte `at`; see [`parse`].
@@ -870,6 +901,9 @@ impl<'de> Source<'de> for Fast<'de> {
     fn value<T: Value<'de>>(&mut self) -> Result<Option<T>, Bail> {
         T::fast(self).map(Some)
     }
+    fn value_into<T: Value<'de>>(&mut self, slot: &mut Option<T>) -> Result<(), Bail> {
+        T::fast_into(self, slot)
+    }
     fn skip(&mut self) -> Result<(), Bail> {
         self.skip_value()
     }
@@ -893,6 +927,18 @@ impl<'de, T: Fields<'de>> Value<'de> for Shape<T> {
                 truthy: !s.is_empty(),
             }),
             b'[' => reader.skip_value().map(|()| Shape::Other { truthy: true }),
+            _ => Err(Bail),
+        }
+    }
+    fn fast_into(reader: &mut Fast<'de>, slot: &mut Option<Self>) -> Result<(), Bail> {
+        if reader.peek()? != b'{' {
+            *slot = Some(Self::fast(reader)?);
+            return Ok(());
+        }
+        reader.at += 1;
+        // A repeated key overwrites (`JSON.parse` keeps the last): a fresh default each time.
+        match slot.insert(Shape::Object(T::default())) {
+            Shape::Object(value) => reader.object_into(value),
             _ => Err(Bail),
         }
     }
@@ -1080,6 +1126,18 @@ pub(crate) mod tests {
             .map(|v| format!("{v:?}"))
             .map_err(|_| ());
         assert_eq!(fast, serde, "{text}");
+        // In place, into a slot holding a value already (a repeated key's earlier value).
+        let mut slot = serde_json::from_str::<T>("{}").ok();
+        let into = parse_into::<T>(text, &mut slot)
+            .map(|()| format!("{:?}", slot.as_ref().expect("Some after Ok")))
+            .map_err(|_| ());
+        assert_eq!(into, serde, "parse_into {text}");
+        if into.is_err() {
+            assert!(
+                slot.is_none(),
+                "parse_into leaves None after an error: {text}"
+            );
+        }
     }
 
     #[test]
