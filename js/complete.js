@@ -135,7 +135,9 @@ function mapComplete(mapperId, native, span, attrs, subtype, guard, whole = fals
     flags |= P.ATTRIBUTE_TYPE
   }
   const status = statusCode(span)
-  const [type, stack] = status === 2 ? exceptionOf(span) : [undefined, undefined]
+  // No array made for a span that did not fail (most of them).
+  let type, stack
+  if (status === 2) [type, stack] = exceptionOf(span)
   const ctx = typeof span.spanContext === "function" ? span.spanContext() : undefined
   const parent = str(span.parentSpanContext?.spanId) ?? str(span.parentSpanId)
   const traceId = str(ctx?.traceId)

@@ -380,7 +380,11 @@ pub use crate::cost::UsageCounts;
 /// A token count: a JSON number that is a non-negative integer (`0` counts); anything else is
 /// "not reported".
 fn count(raw: Option<Raw<'_>>) -> Option<u64> {
-    let v = raw?.get().parse::<f64>().ok()?;
+    let text = raw?.get();
+    // Most counts are short integers: read without `str::parse` (the same value).
+    let v = crate::mapping::small_integer(text)
+        .map_or_else(|| text.parse::<f64>(), Ok)
+        .ok()?;
     (v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < 9_007_199_254_740_992.0)
         .then_some(v as u64)
 }

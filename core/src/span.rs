@@ -903,19 +903,42 @@ pub fn parse_hex_units<const N: usize, U: Copy + Into<u32>>(units: &[U]) -> Opti
     if units.len() != 2 * N {
         return None;
     }
-    let digit = |u: U| -> Option<u8> {
+    // A digit's value from a table, `NOT_HEX` for any other unit; one check at the end (each id
+    // of each span is read: no branch a digit).
+    let digit = |u: U| -> u8 {
         let u: u32 = u.into();
-        let v = match u {
-            0x30..=0x39 => u - 0x30,
-            0x61..=0x66 => u - 0x61 + 10,
-            0x41..=0x46 => u - 0x41 + 10,
-            _ => return None,
-        };
-        Some(v as u8)
+        usize::try_from(u)
+            .ok()
+            .and_then(|i| HEX_DIGITS.get(i))
+            .copied()
+            .unwrap_or(NOT_HEX)
     };
     let mut out = [0u8; N];
+    let mut seen = 0u8;
     for (to, pair) in out.iter_mut().zip(units.chunks_exact(2)) {
-        *to = (digit(pair[0])? << 4) | digit(pair[1])?;
+        let (high, low) = (digit(pair[0]), digit(pair[1]));
+        seen |= high | low;
+        *to = (high << 4) | (low & 0x0F);
     }
-    Some(out)
+    (seen & NOT_HEX == 0).then_some(out)
 }
+
+/// [`parse_hex_units`]' marker of a unit that is not a hex digit (no digit's value has this bit).
+const NOT_HEX: u8 = 0x80;
+
+/// The value of each hex digit (`0-9`, `a-f`, `A-F`) by its code, [`NOT_HEX`] for other codes.
+static HEX_DIGITS: [u8; 128] = {
+    let mut table = [NOT_HEX; 128];
+    let mut i = 0;
+    while i < 10 {
+        table[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        table[b'a' as usize + i] = 10 + i as u8;
+        table[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    table
+};

@@ -373,4 +373,23 @@ fn hex_ids_from_text_and_from_code_units() {
         parse_hex::<16>(id).map(u128::from_be_bytes),
         Some(0x0123456789abcdef0123456789abcdef)
     );
+    // Every code unit, in either place of a pair and beside a valid or an invalid digit: a
+    // digit exactly where `char::to_digit(16)` reads one.
+    let digit = |u: u32| char::from_u32(u).and_then(|c| c.to_digit(16));
+    for u in 0..=u32::from(u16::MAX) {
+        let unit = u16::try_from(u).unwrap();
+        for (other, other_value) in [(u16::from(b'7'), Some(7)), (u16::from(b'g'), None)] {
+            let want = digit(u).zip(other_value);
+            assert_eq!(
+                parse_hex_units::<1, u16>(&[unit, other]),
+                want.map(|(d, o)| [(d * 16 + o) as u8]),
+                "{u:#x} first"
+            );
+            assert_eq!(
+                parse_hex_units::<1, u16>(&[other, unit]),
+                want.map(|(d, o)| [(o * 16 + d) as u8]),
+                "{u:#x} second"
+            );
+        }
+    }
 }
