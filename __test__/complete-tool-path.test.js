@@ -145,6 +145,15 @@ test("tool spans of every input and output kind, with and without a tool request
   }
 })
 
+/** A model span (span id 11...1) of `trace` under `parent` whose answer asks for one tool call. */
+function askingFor(trace, parent, ref, name, input) {
+  const answer = `{"message":{"role":"model","content":[{"toolRequest":{"ref":"${ref}","name":"${name}","input":${input}}}]},"finishReason":"stop"}`
+  return spanOf(
+    { name: "googleai/gemini-2.5-flash", traceId: trace, spanId: "1".repeat(16), parentSpanId: parent },
+    { "genkit:metadata:subtype": "model", "genkit:name": "googleai/gemini-2.5-flash", "genkit:input": '{"messages":[]}', "genkit:output": answer },
+  )
+}
+
 test("mapToolSpan's complete argument: only `true` pairs and masks a result problem of uncaptured content; any other value (the name and ids given) maps as reference mode", { skip: native === undefined && "no binding" }, () => {
   const trace = "8".repeat(32)
   const parent = "9".repeat(16)
@@ -152,15 +161,7 @@ test("mapToolSpan's complete argument: only `true` pairs and masks a result prob
   /** A complete-mode Mapper holding one tool request (`call_0`) in `trace`, made by mapping its model answer. */
   const holding = (options) => {
     const mapper = newMapper(native, resolveOptions(options))
-    const model = spanOf(
-      { name: "googleai/gemini-2.5-flash", traceId: trace, spanId: "1".repeat(16), parentSpanId: parent },
-      {
-        "genkit:metadata:subtype": "model",
-        "genkit:name": "googleai/gemini-2.5-flash",
-        "genkit:input": '{"messages":[]}',
-        "genkit:output": '{"message":{"role":"model","content":[{"toolRequest":{"ref":"call_0","name":"getWeather","input":{}}}]},"finishReason":"stop"}',
-      },
-    )
+    const model = askingFor(trace, parent, "call_0", "getWeather", "{}")
     const flags = mapComplete(mapper.id, native, model, model.attributes, "model", undefined)
     assert.ok(flags & native.TOOL_CALL_STATE, "the model answer's tool request is kept")
     return mapper
@@ -196,15 +197,7 @@ test("a failed tool span takes the tool path: one mapToolSpan call, no mapSpan, 
   const trace = "a".repeat(32)
   const parent = "b".repeat(16)
   const mapper = newMapper(native, resolveOptions({}))
-  const model = spanOf(
-    { name: "googleai/gemini-2.5-flash", traceId: trace, spanId: "1".repeat(16), parentSpanId: parent },
-    {
-      "genkit:metadata:subtype": "model",
-      "genkit:name": "googleai/gemini-2.5-flash",
-      "genkit:input": '{"messages":[]}',
-      "genkit:output": '{"message":{"role":"model","content":[{"toolRequest":{"ref":"call_9","name":"chargeCard","input":{"amountCents":1299}}}]},"finishReason":"stop"}',
-    },
-  )
+  const model = askingFor(trace, parent, "call_9", "chargeCard", '{"amountCents":1299}')
   mapComplete(mapper.id, counted, model, model.attributes, "model", undefined)
   calls.mapSpan = 0
   const row = { name: "chargeCard", traceId: trace, spanId: "2".repeat(16), parentSpanId: parent, ...FAILURES[0] }

@@ -669,13 +669,11 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
             return 0;
         };
         let mut name_room = NameRoom::new();
-        let ids = [name, trace_id, span_id, parent_span_id];
-        let SpanIds {
-            name,
-            trace_id,
-            span_id,
-            parent_span_id,
-        } = span_ids(call.env, ids, &mut name_room);
+        let ids = span_ids(
+            call.env,
+            [name, trace_id, span_id, parent_span_id],
+            &mut name_room,
+        );
         with_buffers(|input_buf, output_buf| {
             with_kept(|input_units, output_units| {
                 // A model span's multi-byte inputs are narrowed rather than transcoded where the
@@ -755,7 +753,6 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                 // `other_input` (its arguments); a getter that threw gave nothing.
                 let base = SpanInput {
                     subtype: Some(subtype),
-                    name,
                     input: None,
                     other_input: match (&got_input, subtype) {
                         (Got::Absent, "tool" | "tool.v2") => other_input(call.env, input),
@@ -766,12 +763,10 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                     status: Status::from_code(status),
                     exception_type: exception_type.as_deref(),
                     exception_stacktrace,
-                    trace_id,
-                    span_id,
-                    parent_span_id,
                     end_time_unix_nano: end_time(end_seconds, end_nanos),
                     record_copies: false,
                     narrowed: None,
+                    ..ids.input()
                 };
                 // Each text narrowed or ASCII (no units kept); or a narrowed input beside an
                 // answer transcoded with its units kept: one longer than the cap (see
@@ -893,24 +888,15 @@ pub(crate) fn tool_call_id(
     }
     // Read as `map_span` reads them (no JavaScript runs in these reads).
     let mut name_room = NameRoom::new();
-    let SpanIds {
-        name,
-        trace_id,
-        span_id,
-        parent_span_id,
-    } = span_ids(call.env, ids, &mut name_room);
+    let ids = span_ids(call.env, ids, &mut name_room);
     let text = match input.map(|value| (!read).then(|| call.read_string(value, input_buf))) {
         Some(None) | Some(Some(Read::Str)) => Some(input_buf.as_str()),
         None | Some(Some(Read::Absent)) => None,
         Some(Some(other)) => return Err(other.hand_off().unwrap_or(problem::NEEDS_JS)),
     };
     let span = SpanInput {
-        name,
         input: text,
-        trace_id,
-        span_id,
-        parent_span_id,
-        ..SpanInput::default()
+        ..ids.input()
     };
     let id = mapper.pair_tool_span(&span);
     Ok((id, holds_state(&mapper)))
@@ -998,6 +984,19 @@ struct SpanIds<'b> {
     trace_id: Option<[u8; 16]>,
     span_id: Option<[u8; 8]>,
     parent_span_id: Option<[u8; 8]>,
+}
+
+impl<'b> SpanIds<'b> {
+    /// A span input with these four set, nothing else (the base of the callers' inputs).
+    fn input(self) -> SpanInput<'b> {
+        SpanInput {
+            name: self.name,
+            trace_id: self.trace_id,
+            span_id: self.span_id,
+            parent_span_id: self.parent_span_id,
+            ..SpanInput::default()
+        }
+    }
 }
 
 /// Reads `[name, traceId, spanId, parentSpanId]` as [`map_span`] and [`pair_tool_span`] take
