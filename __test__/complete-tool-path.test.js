@@ -105,6 +105,8 @@ const FAILURES = [
   exception({ "exception.stacktrace": "FAILED_PRECONDITION: no booking\n    at x" }),
   exception({ "exception.type": 42, "exception.stacktrace": { not: "a string" } }),
   exception({ "exception.type": "ÜberError", "exception.stacktrace": `${"a".repeat(5000)}\n at y` }),
+  exception({ "exception.type": "Bad\ud800Error", "exception.stacktrace": "\udc00: lone\n at z" }),
+  exception({ "exception.type": "   ", "exception.stacktrace": "   \n at w" }),
   exception({}),
   { status: { code: 2 }, events: [] },
   { status: { code: 2 }, events: [{ name: "log", attributes: { "exception.type": "NotThisOne" } }, { name: "exception", attributes: { "exception.type": "ThisOne" } }] },

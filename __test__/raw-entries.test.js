@@ -28,8 +28,19 @@ const calls = {
   mapToolSpan: (a) => [a, a["genkit:output"], reference.id, String.prototype.slice, a["genkit:input"], true],
   mapSpan: (a) => [complete.id, a, a["genkit:input"], a["genkit:output"], 0, "tool", String(a["genkit:name"]), 0, undefined, undefined, toolRow.traceId, toolRow.spanId, toolRow.parentSpanId, 1, 0],
   // Complete mode's tool path: the sink (its two arguments in the middle), then the span's name,
-  // ids, status and exception.
-  "mapToolSpan complete": (a) => [a, a["genkit:output"], complete.id, String.prototype.slice, a["genkit:input"], true, undefined, undefined, true, String(a["genkit:name"]), toolRow.traceId, toolRow.spanId, toolRow.parentSpanId, 2, "Error", "TypeError: boom\n    at x"],
+  // ids, status and exception. The mapper first holds a tool request for this span (so the name,
+  // the ids and the input are read: with no state they are not).
+  "mapToolSpan complete": (a) => {
+    asks(toolRow)
+    return [a, a["genkit:output"], complete.id, String.prototype.slice, a["genkit:input"], true, undefined, undefined, true, String(a["genkit:name"]), toolRow.traceId, toolRow.spanId, toolRow.parentSpanId, 2, "Error", "TypeError: boom\n    at x"]
+  },
+}
+/** Has `complete` keep a tool request for `row` (its trace and parent), from a model answer. */
+function asks(row) {
+  const answer = JSON.stringify({ message: { role: "model", content: [{ toolRequest: { ref: "call_1", name: row.attributes["genkit:name"], input: JSON.parse(row.attributes["genkit:input"] ?? "{}") } }] } })
+  const m = { "genkit:metadata:subtype": "model", "genkit:input": '{"messages":[]}', "genkit:output": answer }
+  const flags = native.mapSpan(complete.id, m, m["genkit:input"], answer, 0, "model", "googleai/gemini-2.5-flash", 0, undefined, undefined, row.traceId, "1".repeat(16), row.parentSpanId, 1, 0)
+  assert.ok(flags & native.TOOL_CALL_STATE, "the request is kept")
 }
 const rowOf = { mapModelSpan: modelRow, mapToolSpan: toolRow, mapSpan: toolRow, "mapToolSpan complete": toolRow }
 /** The binding's entry a `calls` key names. */
@@ -37,7 +48,8 @@ const entry = (name) => native[name.split(" ")[0]]
 
 test("each entry answers a number for every argument of every odd type, in every position, and never throws", () => {
   for (const [name, args] of Object.entries(calls)) {
-    const n = args(copyOf(rowOf[name].attributes)).length + 2 // the sink's two as well
+    // The sink's two as well (the complete tool path's list holds them already).
+    const n = args(copyOf(rowOf[name].attributes)).length + (name.endsWith("complete") ? 0 : 2)
     for (let at = 0; at < n; at++) {
       for (const odd of ODD) {
         const a = copyOf(rowOf[name].attributes)

@@ -1299,8 +1299,13 @@ pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 16]) -> 
                 };
                 arguments_written = Some(args);
                 if let Some(flags) = slice::plain_string(&call, output, len, slice, key) {
-                    // Rules that read nothing write no marks: the id goes last.
-                    return args | flags | with_buffers(|_, input_buf| pair(input_buf, false));
+                    // Rules that read nothing write no marks: the id goes last (after no
+                    // hand-off: the pairing state is then left as it was).
+                    let flags = args | flags;
+                    if flags & problem::HAND_OFF != 0 {
+                        return flags;
+                    }
+                    return flags | with_buffers(|_, input_buf| pair(input_buf, false));
                 }
             }
         }
@@ -1375,7 +1380,11 @@ pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 16]) -> 
                 Some(ToolResult::Json(json)) => write(json, Some(true), &mut written),
                 Some(ToolResult::NeedsJs | ToolResult::OutOfMemory) => 0,
             };
-            // A hand-off here leaves what was recorded unwritten (the wrapper discards it).
+            // A hand-off leaves what was recorded unwritten (the wrapper discards it) and the
+            // pairing state as it was: the rules after the writers run only without one.
+            if flags & problem::HAND_OFF != 0 {
+                return flags;
+            }
             flags |= pair(input_buf, input_text);
             if flags & problem::HAND_OFF != 0 {
                 return flags;

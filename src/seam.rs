@@ -753,6 +753,7 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                 // `other_input` (its arguments); a getter that threw gave nothing.
                 let base = SpanInput {
                     subtype: Some(subtype),
+                    name: ids.name,
                     input: None,
                     other_input: match (&got_input, subtype) {
                         (Got::Absent, "tool" | "tool.v2") => other_input(call.env, input),
@@ -763,10 +764,12 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                     status: Status::from_code(status),
                     exception_type: exception_type.as_deref(),
                     exception_stacktrace,
+                    trace_id: ids.trace_id,
+                    span_id: ids.span_id,
+                    parent_span_id: ids.parent_span_id,
                     end_time_unix_nano: end_time(end_seconds, end_nanos),
                     record_copies: false,
                     narrowed: None,
-                    ..ids.input()
                 };
                 // Each text narrowed or ASCII (no units kept); or a narrowed input beside an
                 // answer transcoded with its units kept: one longer than the cap (see
@@ -904,7 +907,8 @@ pub(crate) fn tool_call_id(
 
 /// Writes the attribute `key` = the string `text` through the call's sink (one of its constants,
 /// else a range of its text) or, past its room, on the attribute map itself. Returns
-/// `ATTRIBUTE_TYPE` when it could not be set, the string's flags when it could not be made.
+/// `ATTRIBUTE_TYPE` when it could not be made or set, as [`write_mapped`] answers for the same
+/// attribute (never a hand-off flag: the pairing state may have changed by then).
 pub(crate) fn put_str(call: &Call, key: &str, text: &str) -> u32 {
     if let Some((kind, index)) = sink_scalar(&Value::str(text)) {
         if call
@@ -920,8 +924,7 @@ pub(crate) fn put_str(call: &Call, key: &str, text: &str) -> u32 {
     }
     match call.string(text) {
         Ok(made) if set(call, key, made) => 0,
-        Ok(_) => problem::ATTRIBUTE_TYPE,
-        Err(f) => f,
+        _ => problem::ATTRIBUTE_TYPE,
     }
 }
 
@@ -987,7 +990,7 @@ struct SpanIds<'b> {
 }
 
 impl<'b> SpanIds<'b> {
-    /// A span input with these four set, nothing else (the base of the callers' inputs).
+    /// A span input with these four set, nothing else (the pairing's input).
     fn input(self) -> SpanInput<'b> {
         SpanInput {
             name: self.name,
@@ -999,7 +1002,7 @@ impl<'b> SpanIds<'b> {
     }
 }
 
-/// Reads `[name, traceId, spanId, parentSpanId]` as [`map_span`] and [`pair_tool_span`] take
+/// Reads `[name, traceId, spanId, parentSpanId]` as [`map_span`] and [`tool_call_id`] take
 /// them: the name by [`name_arg`] (`String()`'s text; `None` for a value that is not a string),
 /// the ids as hex of 16, 8 and 8 bytes by [`hex_arg`] (`None` for anything else). No JavaScript
 /// runs in these reads.

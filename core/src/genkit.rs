@@ -1120,14 +1120,20 @@ pub(crate) mod tests {
     /// `parse` gives serde_json's answer: the same value (compared by its `Debug` form: every
     /// `Raw` text, every `Shape` and `ArrayShape` variant, truthiness, kept parts) or an error
     /// where serde_json errs.
+    /// An object that sets a field of each of the shapes `agrees` is used with (a request's
+    /// messages, a response's message, usage, finish reason, candidates and provider metadata),
+    /// so that a slot holding it is not a default one.
+    const FILLED: &str = r#"{"messages":[{"role":"user","content":[{"text":"t"}]}],"role":"x","content":[],"message":{"role":"model"},"finishReason":"stop","usage":{"inputTokens":1},"candidates":[],"raw":{"id":"r"},"custom":{"id":"c"},"config":{"temperature":1},"output":{"format":"json"}}"#;
+
     pub(crate) fn agrees<'a, T: Value<'a> + fmt::Debug>(text: &'a str) {
         let fast = parse::<T>(text).map(|v| format!("{v:?}")).map_err(|_| ());
         let serde = serde_json::from_str::<T>(text)
             .map(|v| format!("{v:?}"))
             .map_err(|_| ());
         assert_eq!(fast, serde, "{text}");
-        // In place, into a slot holding a value already (a repeated key's earlier value).
-        let mut slot = serde_json::from_str::<T>("{}").ok();
+        // In place, into a slot holding a value already (a repeated key's earlier value: every
+        // field it sets must be gone, not only those the text sets again).
+        let mut slot = serde_json::from_str::<T>(FILLED).ok();
         let into = parse_into::<T>(text, &mut slot)
             .map(|()| format!("{:?}", slot.as_ref().expect("Some after Ok")))
             .map_err(|_| ());
