@@ -1245,23 +1245,27 @@ pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 16]) -> 
     // span's napi calls are most of its cost.
     let slice_given = || raw::given(env, slice);
     let with_arguments = raw::boolean(env, with_arguments);
-    // Complete mode's call: rule 5 when the span has a trace id, after the arguments and the
-    // result and before the content rules' marks, where the whole-span mapping writes the id
-    // (`input_buf` holds the input's text when `read`).
+    // Complete mode's rules after the writers (whose flags are `flags`), in the whole-span
+    // mapping's order: rule 4's `error.type` of a failed span, then rule 5's id (of a span with
+    // a trace id), both before the content rules' marks. Not after a hand-off: what was recorded
+    // is then discarded and the pairing state must stay as it was. The id is asked first, so a
+    // hand-off of its own leaves nothing written either (`input_buf` holds the input's text
+    // when `read`).
     let complete = raw::boolean(env, complete).unwrap_or(false);
     let pairs = complete && raw::given(env, trace_id).is_some();
     let failed = complete && raw::uint(env, status) == 2;
-    // Complete mode's rules after the tool path's writers, in the whole-span mapping's order:
-    // rule 4, then rule 5 (the id asked first: a hand-off then leaves nothing written).
-    let pair = |input_buf: &mut String, read: bool| -> u32 {
+    let complete_rules = |flags: u32, input_buf: &mut String, read: bool| -> u32 {
+        if flags & problem::HAND_OFF != 0 {
+            return flags;
+        }
         let (id, mut flags) = if pairs {
             let ids = [name, trace_id, span_id, parent_span_id];
             match seam::tool_call_id(&call, mapper, input, ids, input_buf, read) {
-                Ok(paired) => paired,
-                Err(flags) => return flags,
+                Ok((id, state)) => (id, flags | state),
+                Err(handed_off) => return flags | handed_off,
             }
         } else {
-            (None, 0)
+            (None, flags)
         };
         if failed {
             flags |= seam::write_error_type(&call, [exception_type, exception_stacktrace]);
@@ -1299,13 +1303,10 @@ pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 16]) -> 
                 };
                 arguments_written = Some(args);
                 if let Some(flags) = slice::plain_string(&call, output, len, slice, key) {
-                    // Rules that read nothing write no marks: the id goes last (after no
-                    // hand-off: the pairing state is then left as it was).
-                    let flags = args | flags;
-                    if flags & problem::HAND_OFF != 0 {
-                        return flags;
-                    }
-                    return flags | with_buffers(|_, input_buf| pair(input_buf, false));
+                    // Rules that read nothing write no marks: complete mode's rules go last.
+                    return with_buffers(|_, input_buf| {
+                        complete_rules(args | flags, input_buf, false)
+                    });
                 }
             }
         }
@@ -1380,12 +1381,8 @@ pub(crate) fn map_tool_span(env: sys::napi_env, argv: [sys::napi_value; 16]) -> 
                 Some(ToolResult::Json(json)) => write(json, Some(true), &mut written),
                 Some(ToolResult::NeedsJs | ToolResult::OutOfMemory) => 0,
             };
-            // A hand-off leaves what was recorded unwritten (the wrapper discards it) and the
-            // pairing state as it was: the rules after the writers run only without one.
-            if flags & problem::HAND_OFF != 0 {
-                return flags;
-            }
-            flags |= pair(input_buf, input_text);
+            let flags = complete_rules(flags, input_buf, input_text);
+            // A hand-off leaves what was recorded unwritten (the wrapper discards it).
             if flags & problem::HAND_OFF != 0 {
                 return flags;
             }

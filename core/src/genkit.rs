@@ -709,12 +709,8 @@ pub(crate) fn parse_into<'de, T: Value<'de>>(
     text: &'de str,
     slot: &mut Option<T>,
 ) -> Result<(), serde_json::Error> {
-    let mut reader = Fast { text, at: 0 };
-    if T::fast_into(&mut reader, slot).is_ok() {
-        reader.whitespace();
-        if reader.at == text.len() {
-            return Ok(());
-        }
+    if Fast::whole_into(text, slot) {
+        return Ok(());
     }
     *slot = None;
     *slot = Some(serde_json::from_str(text)?);
@@ -731,10 +727,23 @@ impl<'de> Fast<'de> {
     /// `text`, a whole JSON text (whitespace around the value allowed), read as `T`; `None` where
     /// the reader gives up.
     fn whole<T: Value<'de>>(text: &'de str) -> Option<T> {
+        let mut slot = None;
+        if Self::whole_into(text, &mut slot) {
+            slot
+        } else {
+            None
+        }
+    }
+
+    /// [`Self::whole`] into `slot` ([`Value::fast_into`]); `false` where the reader gives up
+    /// (`slot` then holds anything).
+    fn whole_into<T: Value<'de>>(text: &'de str, slot: &mut Option<T>) -> bool {
         let mut reader = Fast { text, at: 0 };
-        let value = T::fast(&mut reader).ok()?;
+        if T::fast_into(&mut reader, slot).is_err() {
+            return false;
+        }
         reader.whitespace();
-        (reader.at == text.len()).then_some(value)
+        reader.at == text.len()
     }
 
     /// Past the whitespace JSON allows between tokens.
@@ -1117,14 +1126,14 @@ pub(crate) mod tests {
         String::from_utf8(bytes).unwrap_or_else(|_| text.to_string())
     }
 
-    /// `parse` gives serde_json's answer: the same value (compared by its `Debug` form: every
-    /// `Raw` text, every `Shape` and `ArrayShape` variant, truthiness, kept parts) or an error
-    /// where serde_json errs.
     /// An object that sets a field of each of the shapes `agrees` is used with (a request's
     /// messages, a response's message, usage, finish reason, candidates and provider metadata),
     /// so that a slot holding it is not a default one.
     const FILLED: &str = r#"{"messages":[{"role":"user","content":[{"text":"t"}]}],"role":"x","content":[],"message":{"role":"model"},"finishReason":"stop","usage":{"inputTokens":1},"candidates":[],"raw":{"id":"r"},"custom":{"id":"c"},"config":{"temperature":1},"output":{"format":"json"}}"#;
 
+    /// `parse` gives serde_json's answer: the same value (compared by its `Debug` form: every
+    /// `Raw` text, every `Shape` and `ArrayShape` variant, truthiness, kept parts) or an error
+    /// where serde_json errs; so does `parse_into`, into a slot holding [`FILLED`].
     pub(crate) fn agrees<'a, T: Value<'a> + fmt::Debug>(text: &'a str) {
         let fast = parse::<T>(text).map(|v| format!("{v:?}")).map_err(|_| ());
         let serde = serde_json::from_str::<T>(text)
