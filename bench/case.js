@@ -3,8 +3,11 @@
 //
 //   node --expose-gc --max-semi-space-size=64 bench/case.js <case> [--smoke]
 //
-// <case>: corpus-model | corpus-tool | corpus-flow | corpus-other (real Genkit 1.42 spans, grouped
-// the way GenkitForMaple routes them), or model-<size>-<ascii|multi> (bench/synth.js).
+// <case>: corpus-model | corpus-tool | corpus-tool.v2 | corpus-flow | corpus-other (real Genkit 1.42
+// spans, grouped the way GenkitForMaple routes them: `tool.v2` spans are mapped by complete mode
+// only, as tool spans; the reference processor and mode "reference" write nothing for them, nor for
+// "other" spans), or model-<size>-<ascii|multi> (bench/synth.js). Every span carries its end time
+// (the corpus's; a fixed one for synthetic spans), as the SDK's ended spans do.
 //
 // Variants, interleaved round by round (the order shuffled each round), each op mapping fresh
 // copies of the spans' attribute maps, built key by key from `{}` the way the SDK's
@@ -18,6 +21,10 @@
 //   ref     the reference processor as users have it: seed 000's onEnd (plain JavaScript, as its
 //           TypeScript compiles; __test__/helpers/reference.js, the tests' oracle), issue 9's
 //           baseline
+//   writesRef, writesComplete  model spans: only the attributes mode "reference" / mode
+//           "complete" adds, written in its order with their values made beforehand (no mapping,
+//           no string made): the floor of writing each mode's attributes, whose difference is the
+//           part of complete mode's extra cost no mapping can remove
 //   floor   model/tool spans: benchFloor (benchmark-only, src/lib.rs, cargo feature `bench`: the
 //           addon bench/run.js builds into target/bench-addon/, named by
 //           GENKIT_FOR_MAPLE_BENCH_ADDON; the variant is left out without it): read the genkit:*
@@ -46,24 +53,24 @@ const gc = globalThis.gc
 const caseId = process.argv[2]
 const smoke = process.argv.includes("--smoke") || process.env.GENKIT_FOR_MAPLE_SMOKE === "1"
 
-/** How the processor routes a span: model, tool, flow (flow/agent) or other. */
+/** How the processor routes a span: model, tool, tool.v2, flow (flow/agent) or other. */
 function group(attrs) {
   const subtype = attrs["genkit:metadata:subtype"]
   if (subtype === "flow" || subtype === "agent") return "flow"
-  if (subtype === "model" || subtype === "tool") return subtype
+  if (subtype === "model" || subtype === "tool" || subtype === "tool.v2") return subtype
   return "other"
 }
 
 function spansOf(id) {
-  const corpus = /^corpus-(model|tool|flow|other)$/.exec(id)
+  const corpus = /^corpus-(model|tool|tool\.v2|flow|other)$/.exec(id)
   if (corpus) {
     return load("genkit-1.42-spans.jsonl")
       .filter((row) => group(row.attributes) === corpus[1])
-      .map((row) => ({ name: row.name, attributes: row.attributes, parentSpanId: row.parentSpanId, status: row.status, events: row.events }))
+      .map((row) => ({ name: row.name, attributes: row.attributes, parentSpanId: row.parentSpanId, status: row.status, events: row.events, endTime: row.endTime }))
   }
   const synth = /^model-(\d+)-(ascii|multi)$/.exec(id)
   if (synth) {
-    return [{ name: "googleai/gemini-2.5-flash", attributes: modelSpan(Number(synth[1]), synth[2]) }]
+    return [{ name: "googleai/gemini-2.5-flash", attributes: modelSpan(Number(synth[1]), synth[2]), endTime: [1_795_976_634, 455_252_805] }]
   }
   throw new Error(`unknown case ${id}`)
 }
@@ -94,6 +101,7 @@ const shells = spans.map((s) => ({
   parentSpanContext: s.parentSpanId ? { spanId: s.parentSpanId } : undefined,
   status: s.status ?? { code: 0 },
   events: s.events ?? [],
+  endTime: s.endTime,
 }))
 
 // --- correctness: both paths write the same attributes, byte for byte ---
@@ -120,6 +128,19 @@ for (const [i, s] of spans.entries()) {
   if (benchAddon) floorSlots.push(benchAddon.benchFloorPrepare(keys, keys.map((k) => b[k])))
 }
 const withFloor = benchAddon !== undefined && (kind === "model" || kind === "tool")
+
+/** The attributes `processor` adds to each span, in the order it writes them, values included. */
+function addedBy(processor) {
+  return spans.map((s, i) => {
+    shells[i].attributes = copyOf(i)
+    processor.onEnd(shells[i])
+    const added = Object.entries(shells[i].attributes).filter(([k]) => !Object.hasOwn(s.attributes, k))
+    shells[i].attributes = undefined
+    return added
+  })
+}
+const withWrites = kind === "model"
+const writes = withWrites ? { reference: addedBy(nativeProcessor), complete: addedBy(completeProcessor) } : undefined
 
 const utf8 = (v) => (typeof v === "string" ? Buffer.byteLength(v) : 0)
 const inBytes = spans.reduce((n, s) => n + utf8(s.attributes["genkit:input"]) + utf8(s.attributes["genkit:output"]), 0)
@@ -170,6 +191,20 @@ const variants = {
       }
     }
   },
+}
+if (withWrites) {
+  const writer = (lists) => () => {
+    for (let r = 0; r < batch; r++) {
+      for (let i = 0; i < spans.length; i++) {
+        shells[i].attributes = copyOf(i)
+        const a = shells[i].attributes
+        const list = lists[i]
+        for (let k = 0; k < list.length; k++) a[list[k][0]] = list[k][1]
+      }
+    }
+  }
+  variants.writesRef = writer(writes.reference)
+  variants.writesComplete = writer(writes.complete)
 }
 if (withFloor) {
   const readInput = kind === "model"
@@ -250,6 +285,8 @@ async function main() {
     batch,
     inBytes: inBytes / spans.length,
     outputStringBytes: outputStringBytes / spans.length,
+    // Attributes each mode adds per span (mean over the spans).
+    added: withWrites ? { reference: writes.reference.reduce((n, l) => n + l.length, 0) / spans.length, complete: writes.complete.reduce((n, l) => n + l.length, 0) / spans.length } : undefined,
     time: Object.fromEntries(names.map((n) => [n, stats(samples[n])])),
     heap: Object.fromEntries(names.map((n) => [n, { bytesPerOp: heap[n].bytes / perOp, ops: heap[n].ops, gcs: heap[n].collections }])),
   }

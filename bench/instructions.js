@@ -54,6 +54,8 @@ const shells = rows.map((s) => ({
   status: s.status ?? { code: 0 },
   events: s.events ?? [],
   parentSpanContext: s.parentSpanId ? { spanId: s.parentSpanId } : undefined,
+  // The corpus span's end time (a fixed one for a synthetic span), as the SDK's ended spans have.
+  endTime: s.endTime ?? [1_795_976_634, 455_252_805],
 }))
 /** The floor's `onEnd`: benchFloor with the strings reference mode writes for each row (as bench/case.js's floor). */
 function floorProcessor() {

@@ -59,6 +59,7 @@ const SIZES = [1_000, 10_000, 100_000, 1_000_000, 5_000_000]
 const all = [
   "corpus-model",
   "corpus-tool",
+  "corpus-tool.v2",
   "corpus-flow",
   "corpus-other",
   ...SIZES.flatMap((size) => [`model-${size}-ascii`, `model-${size}-multi`]),
@@ -97,6 +98,8 @@ const rows = results.map((r) => {
   const floor = net(t.floor)
   const complete = net(t.complete)
   const ref = net(t.ref)
+  const writesRef = net(t.writesRef)
+  const writesComplete = net(t.writesComplete)
   return {
     case: r.case,
     kind: r.kind,
@@ -120,6 +123,12 @@ const rows = results.map((r) => {
     nativeMBs: (r.inBytes / nat) * 1000,
     floorNs: floor,
     nativeOverFloor: floor === undefined ? undefined : nat / floor,
+    // Model spans: writing each mode's attributes alone (values made beforehand), and complete
+    // mode's extra writes against mode "reference"'s whole span.
+    writesRefNs: writesRef,
+    writesCompleteNs: writesComplete,
+    extraWritesOverNative: writesRef === undefined ? undefined : (writesComplete - writesRef) / nat,
+    added: r.added,
     jsHeapBytes: heap(r.heap.js),
     nativeHeapBytes: heap(r.heap.native),
     floorHeapBytes: heap(r.heap.floor),
@@ -144,6 +153,8 @@ const header = [
   "native MB/s",
   "floor /op",
   "native/floor",
+  "writes ref / complete (attributes)",
+  "extra writes/native",
   "JS heap/op",
   "native heap/op",
   "complete heap/op",
@@ -168,6 +179,8 @@ const table = [
       r.nativeMBs.toFixed(0),
       r.floorNs === undefined ? "–" : fmtNs(r.floorNs),
       r.nativeOverFloor === undefined ? "–" : `${r.nativeOverFloor.toFixed(2)}x`,
+      r.writesRefNs === undefined ? "–" : `${fmtNs(r.writesRefNs)} / ${fmtNs(r.writesCompleteNs)} (${+r.added.reference.toFixed(1)} / ${+r.added.complete.toFixed(1)})`,
+      r.extraWritesOverNative === undefined ? "–" : `${(100 * r.extraWritesOverNative).toFixed(1)}%`,
       fmtBytes(r.jsHeapBytes),
       fmtBytes(r.nativeHeapBytes),
       fmtBytes(r.completeHeapBytes),
@@ -191,7 +204,7 @@ console.log(
   `\n${meta.node}, ${meta.cpu}; load average (1/5/15 min) before ${loadBefore}, after ${loadAfter}; ${meta.seconds} s${smoke ? "; SMOKE MODE: figures meaningless" : ""}`,
 )
 console.log(
-  "Per span (corpus groups: mean over the group's spans), net of the attribute-map copy; reference TS: seed 000's onEnd (the reference processor as users have it); JS and native: mode \"reference\" (the same output); complete: mode \"complete\" (the default, native); ± = half the interquartile range; MB/s of genkit:input + genkit:output (UTF-8); heap = JS heap allocated per op, net of the copy; out strings = V8 size of the native output strings.",
+  "Per span (corpus groups: mean over the group's spans), net of the attribute-map copy; reference TS: seed 000's onEnd (the reference processor as users have it); JS and native: mode \"reference\" (the same output); complete: mode \"complete\" (the default, native); writes: only the attributes each mode adds, values made beforehand (model spans), and complete mode's extra writes as a share of mode \"reference\"'s span; ± = half the interquartile range; MB/s of genkit:input + genkit:output (UTF-8); heap = JS heap allocated per op, net of the copy; out strings = V8 size of the native output strings.",
 )
 fs.writeFileSync(path.join(__dirname, "results.json"), `${JSON.stringify({ meta, rows, raw: results }, null, 2)}\n`)
 
