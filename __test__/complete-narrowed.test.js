@@ -137,6 +137,22 @@ test("complete mode, narrowed: every reason to decline maps as the usual path", 
       0,
     ],
     "media URL with non-ASCII in the data": [[span([{ role: "user", content: [{ media: { url: "data:text/plain;charset=utf-8,東京" } }] }], model("はい"))], 0],
+    "media part in a multi-byte answer": [[span([user("写真を")], { role: "model", content: [{ text: "どうぞ" }, { media: { url: "data:image/png;base64,iVBORw0KGgo=", contentType: "image/png" } }] })], 0],
+    // Only a media part written from a text holding the placeholder declines: a "media" key that
+    // is no part (a tool's output), or a media part in an ASCII answer beside the multi-byte
+    // prompt, or in an ASCII prompt beside a long multi-byte answer, is mapped narrowed.
+    "a media key that is no part": [[span([{ role: "tool", content: [{ toolResponse: { name: "camera", ref: "c1", output: { media: "東京の写真", url: "data:x" } } }] }], model("はい"))], 1],
+    "media part in an ASCII answer": [[span([user("a photo?")], { role: "model", content: [{ text: "here" }, { media: { url: "https://x.test/a.png", contentType: "image/png" } }] })], 1],
+    "media part in an ASCII prompt, a multi-byte answer": [
+      [
+        {
+          ...span([], model("")),
+          "genkit:input": JSON.stringify({ messages: [{ role: "user", content: [{ text: "what is this?" }, { media: { url: "data:image/png;base64,iVBORw0KGgoAAAANSUhEUg==", contentType: "image/png" } }] }] }),
+          "genkit:output": JSON.stringify({ message: model(long("これは東京の写真です。😀 ", 3000)), finishReason: "stop", usage: { inputTokens: 12, outputTokens: 900 } }),
+        },
+      ],
+      1,
+    ],
   }
   for (const [name, [spans, narrowed]] of Object.entries(cases)) sameAsUsual(spans, name, narrowed)
 })

@@ -716,6 +716,9 @@ impl MarkFor {
 fn push_json<'a>(out: &mut Mapped<'a>, key: &'static str, mut text: Out<'_>, scrubbed: bool) {
     let mut copies = Vec::new();
     let elements = text.take_elements();
+    if text.wrote_media() {
+        out.media |= crate::content::content_bit(key);
+    }
     match finish_recorded(text, &mut out.problems, &mut copies) {
         Ok(Some(text)) => {
             out.push_written(key, Value::Str(Cow::Owned(text)), scrubbed);
@@ -981,6 +984,7 @@ fn write_media_part(out: &mut Out, part: &Part<'_>, first: bool) -> bool {
     match object(&part.media).and_then(media_part) {
         Some(media) => {
             sc::comma(out, first);
+            out.note_media();
             write_media(out, &media);
             false
         }

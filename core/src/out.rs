@@ -78,6 +78,8 @@ pub struct Out<'s> {
     /// array it writes ([`Out::element_from`]); `None` when not marking or when a mark could not
     /// be kept (an allocation failed: the cap then finds the elements itself).
     elements: Option<Vec<(usize, usize)>>,
+    /// A media part was written ([`Out::note_media`]).
+    media: bool,
 }
 
 impl<'s> Out<'s> {
@@ -185,6 +187,17 @@ impl<'s> Out<'s> {
             return None;
         }
         self.elements.take()
+    }
+
+    /// Notes that the writer wrote a media part, whose MIME type and size it read from the
+    /// characters of the part's URL and content type (complete mode's rule 7).
+    pub fn note_media(&mut self) {
+        self.media = true;
+    }
+
+    /// Whether [`Out::note_media`] was called.
+    pub fn wrote_media(&self) -> bool {
+        self.media
     }
 
     /// Whether piece `s` is to be recorded.

@@ -243,6 +243,10 @@ pub struct Mapped<'a> {
     /// messages as the writer marked them ([`crate::out::Out::marking`]): the size cap's
     /// shortcut ([`crate::cap::cap_messages_in`]). May be missing for any attribute.
     pub elements: Vec<(&'static str, Vec<(usize, usize)>)>,
+    /// The content attributes whose writers wrote a media part (bits of
+    /// [`crate::content::content_bit`]; complete mode's rule 7): its MIME type and size were
+    /// read from the characters of the part's URL and content type.
+    pub media: u8,
 }
 
 impl<'a> Mapped<'a> {
@@ -253,6 +257,7 @@ impl<'a> Mapped<'a> {
             scrubbed: 0,
             copies: Vec::new(),
             elements: Vec::new(),
+            media: 0,
         }
     }
 
@@ -394,9 +399,11 @@ impl Mapper {
     ///   patterns or a `\u` escape in it: then scrubbing has work in one of the texts). Clean
     ///   inputs are mapped without a scrubber, which would change nothing;
     /// - the answer needs JavaScript ([`problem::NEEDS_JS`]);
-    /// - a text holding the placeholder has a `"media"` key (a media part's size is computed from
-    ///   its URL's characters), or a tool request of the answer holds it (its name, ref and input
-    ///   are kept for rule 5);
+    /// - a media part was written from a text holding the placeholder (its size and MIME type
+    ///   are read from its URL's and content type's characters: [`Mapped::media`], input
+    ///   messages and system instructions from `genkit:input`, output messages from
+    ///   `genkit:output`), or a tool request of the answer holds it (its name, ref and input are
+    ///   kept for rule 5);
     /// - an attribute holds the placeholder other than in a message attribute's pieces copied
     ///   from an input (each message attribute's recorded copies, in the order written, checked
     ///   against the texts);
@@ -441,16 +448,25 @@ impl Mapper {
         }
         let holds = |t: &str| memchr::memchr(placeholder, t.as_bytes()).is_some();
         for text in [span.input, span.output].into_iter().flatten() {
-            let bytes = text.as_bytes();
-            if crate::scrub::has_unicode_escape(bytes)
+            if crate::scrub::has_unicode_escape(text.as_bytes())
                 || scrubber.is_some_and(|s| !s.is_clean(text))
-                || (holds(text) && memchr::memmem::find(bytes, b"\"media\"").is_some())
             {
                 return None;
             }
         }
         let (mut out, requests) = map_complete(span, &self.options, &mut self.prices, None);
         if out.problems & problem::NEEDS_JS != 0 {
+            return None;
+        }
+        // A media part written from a text that holds the placeholder (its writers note it:
+        // `Mapped::media`): its size and MIME type were read from narrowed characters.
+        let from = |keys: &[&str]| {
+            keys.iter()
+                .any(|k| out.media & crate::content::content_bit(k) != 0)
+        };
+        if (from(&[sc::INPUT_MESSAGES, sc::SYSTEM_INSTRUCTIONS]) && span.input.is_some_and(holds))
+            || (from(&[sc::OUTPUT_MESSAGES]) && span.output.is_some_and(holds))
+        {
             return None;
         }
         let raw_holds = |r: &crate::genkit::Raw<'_>| holds(r.get());
@@ -819,6 +835,7 @@ pub(crate) fn needs_js<'a>(problems: u32) -> Mapped<'a> {
         scrubbed: 0,
         copies: Vec::new(),
         elements: Vec::new(),
+        media: 0,
     }
 }
 

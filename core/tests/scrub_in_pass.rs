@@ -273,6 +273,7 @@ fn owned(m: Mapped<'_>) -> Mapped<'static> {
         scrubbed: 0,
         copies: Vec::new(),
         elements: Vec::new(),
+        media: 0,
     }
 }
 
