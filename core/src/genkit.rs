@@ -166,8 +166,9 @@ pub(crate) mod part_lists {
     }
 }
 
-/// A Genkit `Part`. Only the keys the reference reads: `text`, `reasoning`, `toolRequest`,
-/// `toolResponse`. `media`, `data`, `custom`, `metadata` parts are dropped (seed 000).
+/// A Genkit `Part`. Only the keys a mapping reads: `text`, `reasoning`, `toolRequest`,
+/// `toolResponse` (seed 000), and `media` (complete mode's rule 7; the reference mapping drops
+/// it). `data`, `custom`, `metadata` parts are dropped.
 #[derive(Debug, Default)]
 pub struct Part<'a> {
     /// `text`, any JSON value (present even when `null`).
