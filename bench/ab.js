@@ -15,7 +15,7 @@
 // Cases: corpus-model, corpus-tool, corpus-flow, corpus-other (the real corpus's spans of that
 // kind) and model-<size>-<ascii|multi> (one synthetic model span of bench/synth.js, as bench/run.js).
 const path = require("node:path")
-const { modelSpan } = require("./synth.js")
+const { modelSpan, END_TIME } = require("./synth.js")
 const { load } = require("../__test__/helpers/fixtures.js")
 
 const argv = process.argv.slice(2)
@@ -69,7 +69,7 @@ function batchOf(rows) {
     parentSpanContext: r.parentSpanId ? { spanId: r.parentSpanId } : undefined,
     status: r.status ?? { code: 0 },
     events: r.events ?? [],
-    endTime: r.endTime ?? [1_700_000_000, 5],
+    endTime: r.endTime ?? END_TIME,
   }))
   const bytes = rows.reduce((n, r) => n + (r.attributes["genkit:input"]?.length ?? 0), 0) / rows.length
   const repeat = Math.max(1, Math.round(4e6 / Math.max(2000, bytes) / rows.length))

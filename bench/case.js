@@ -41,7 +41,7 @@ const native = require("../binding.js")
 // cargo feature `bench`; without it the floor variant is skipped.
 const benchAddon = process.env.GENKIT_FOR_MAPLE_BENCH_ADDON ? require(process.env.GENKIT_FOR_MAPLE_BENCH_ADDON) : undefined
 const { load } = require("../__test__/helpers/fixtures.js")
-const { modelSpan } = require("./synth.js")
+const { modelSpan, END_TIME } = require("./synth.js")
 const { referenceOnEnd } = require("../__test__/helpers/reference.js")
 
 if (typeof globalThis.gc !== "function") {
@@ -70,7 +70,7 @@ function spansOf(id) {
   }
   const synth = /^model-(\d+)-(ascii|multi)$/.exec(id)
   if (synth) {
-    return [{ name: "googleai/gemini-2.5-flash", attributes: modelSpan(Number(synth[1]), synth[2]), endTime: [1_795_976_634, 455_252_805] }]
+    return [{ name: "googleai/gemini-2.5-flash", attributes: modelSpan(Number(synth[1]), synth[2]), endTime: END_TIME }]
   }
   throw new Error(`unknown case ${id}`)
 }
@@ -139,6 +139,8 @@ function addedBy(processor) {
     return added
   })
 }
+/** The mean length of `lists`. */
+const meanLength = (lists) => lists.reduce((n, l) => n + l.length, 0) / lists.length
 const withWrites = kind === "model"
 const writes = withWrites ? { reference: addedBy(nativeProcessor), complete: addedBy(completeProcessor) } : undefined
 
@@ -286,7 +288,7 @@ async function main() {
     inBytes: inBytes / spans.length,
     outputStringBytes: outputStringBytes / spans.length,
     // Attributes each mode adds per span (mean over the spans).
-    added: withWrites ? { reference: writes.reference.reduce((n, l) => n + l.length, 0) / spans.length, complete: writes.complete.reduce((n, l) => n + l.length, 0) / spans.length } : undefined,
+    added: withWrites ? { reference: meanLength(writes.reference), complete: meanLength(writes.complete) } : undefined,
     time: Object.fromEntries(names.map((n) => [n, stats(samples[n])])),
     heap: Object.fromEntries(names.map((n) => [n, { bytesPerOp: heap[n].bytes / perOp, ops: heap[n].ops, gcs: heap[n].collections }])),
   }

@@ -34,7 +34,7 @@ const scrubSecrets = noScrubAt < 0
 if (!scrubSecrets) argv.splice(noScrubAt, 1)
 const { GenkitForMaple } = require(root)
 const { load } = require(path.join(__dirname, "..", "__test__", "helpers", "fixtures.js"))
-const { modelSpan } = require(path.join(__dirname, "synth.js"))
+const { modelSpan, END_TIME } = require(path.join(__dirname, "synth.js"))
 const { referenceOnEnd } = require(path.join(__dirname, "..", "__test__", "helpers", "reference.js"))
 
 const [mode, n, size, script] = [argv[0], Number(argv[1]), Number(argv[2]), argv[3]]
@@ -55,7 +55,7 @@ const shells = rows.map((s) => ({
   events: s.events ?? [],
   parentSpanContext: s.parentSpanId ? { spanId: s.parentSpanId } : undefined,
   // The corpus span's end time (a fixed one for a synthetic span), as the SDK's ended spans have.
-  endTime: s.endTime ?? [1_795_976_634, 455_252_805],
+  endTime: s.endTime ?? END_TIME,
 }))
 /** The floor's `onEnd`: benchFloor with the strings reference mode writes for each row (as bench/case.js's floor). */
 function floorProcessor() {

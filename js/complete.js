@@ -1,9 +1,10 @@
 "use strict"
-// Complete mode in the processor (issue 10): model, tool and tool.v2 spans go through the core's
+// Complete mode in the processor (issue 10): model and tool.v2 spans go through the core's
 // whole-span mapping (the binding's `mapSpan`, given a `Mapper` by its id; core/src/span.rs and
-// core/src/complete.rs, where every rule lives); flow and agent spans keep their JS fast path (no
-// native call) and call the native `errorType` only when they failed. The pure-JS mapping carries
-// reference mode only.
+// core/src/complete.rs, where every rule lives), tool spans through the binding's tool path
+// (`mapToolFast`, the same attributes; `mapSpan` where it hands a span back); flow and agent
+// spans keep their JS fast path (no native call) and call the native `errorType` only when they
+// failed. The pure-JS mapping carries reference mode only.
 
 const js = require("./mapping")
 const { P } = js

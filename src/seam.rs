@@ -929,18 +929,18 @@ pub(crate) fn put_str(call: &Call, key: &str, text: &str) -> u32 {
 }
 
 /// Rule 4's `error.type` of a failed span (core `span::error_type`) from its exception event's
-/// `exceptionType` and `exceptionStacktrace` (each counts as not given unless a string): the
-/// error name the stack trace starts with (only its head is read, into `stack_room`:
-/// `span::stack_head`), else `exceptionType` (read into `type_text` only then), else `_OTHER`.
-fn error_name<'r>(
+/// `exceptionType` and `exceptionStacktrace` (each counts as not given unless a string), given to
+/// `f`: the error name the stack trace starts with (only its head is read: `span::stack_head`),
+/// else `exceptionType` (read only then), else `_OTHER`.
+fn with_error_name<R>(
     env: sys::napi_env,
     [exception_type, exception_stacktrace]: [sys::napi_value; 2],
-    stack_room: &'r mut [u8; span::STACK_HEAD_BYTES],
-    type_text: &'r mut Option<String>,
-) -> &'r str {
+    f: impl FnOnce(&str) -> R,
+) -> R {
+    let mut stack_room = [0u8; span::STACK_HEAD_BYTES];
     let mut input = SpanInput {
         status: Status::Error,
-        exception_stacktrace: raw::stack_head(env, exception_stacktrace, stack_room),
+        exception_stacktrace: raw::stack_head(env, exception_stacktrace, &mut stack_room),
         ..SpanInput::default()
     };
     // The stack trace's name first: `exceptionType` is read only when it names none (without a
@@ -948,21 +948,19 @@ fn error_name<'r>(
     // the type cannot change).
     let name = span::error_type(&input).unwrap_or(span::ERROR_TYPE_OTHER);
     if name != span::ERROR_TYPE_OTHER {
-        return name;
+        return f(name);
     }
-    *type_text = raw::string(env, exception_type);
-    let type_text: &'r Option<String> = type_text;
+    let type_text = raw::string(env, exception_type);
     input.exception_type = type_text.as_deref();
-    span::error_type(&input).unwrap_or(span::ERROR_TYPE_OTHER)
+    f(span::error_type(&input).unwrap_or(span::ERROR_TYPE_OTHER))
 }
 
-/// Writes rule 4's `error.type` of a failed span ([`error_name`] of `exception`:
+/// Writes rule 4's `error.type` of a failed span ([`with_error_name`] of `exception`:
 /// `[exceptionType, exceptionStacktrace]`) as [`put_str`] writes. Returns its flags.
 pub(crate) fn write_error_type(call: &Call, exception: [sys::napi_value; 2]) -> u32 {
-    let mut stack_room = [0u8; span::STACK_HEAD_BYTES];
-    let mut type_text = None;
-    let name = error_name(call.env, exception, &mut stack_room, &mut type_text);
-    put_str(call, span::keys::ERROR_TYPE, name)
+    with_error_name(call.env, exception, |name| {
+        put_str(call, span::keys::ERROR_TYPE, name)
+    })
 }
 
 /// Room for a span's `genkit:name` as [`span_ids`] reads it: on the stack when it is ASCII of up
@@ -1254,14 +1252,14 @@ fn end_time(seconds: Option<f64>, nanos: Option<f64>) -> Option<u64> {
 /// Node-API callback (`src/raw.rs`: napi-rs's call path cost a failed flow span most of its
 /// mapping).
 pub(crate) fn error_type(env: sys::napi_env, exception: [sys::napi_value; 2]) -> sys::napi_value {
-    let mut stack_room = [0u8; span::STACK_HEAD_BYTES];
-    let mut type_text = None;
-    let name = error_name(env, exception, &mut stack_room, &mut type_text);
-    let mut out = ptr::null_mut();
-    // SAFETY: live `env` of the current call; `name` is valid UTF-8 of `name.len()` bytes; valid
-    // out-pointer. On failure `out` stays null, which the callback answers as `undefined`.
-    unsafe {
-        sys::napi_create_string_utf8(env, name.as_ptr().cast(), name.len() as isize, &mut out)
-    };
-    out
+    with_error_name(env, exception, |name| {
+        let mut out = ptr::null_mut();
+        // SAFETY: live `env` of the current call; `name` is valid UTF-8 of `name.len()` bytes;
+        // valid out-pointer. On failure `out` stays null, which the callback answers as
+        // `undefined`.
+        unsafe {
+            sys::napi_create_string_utf8(env, name.as_ptr().cast(), name.len() as isize, &mut out)
+        };
+        out
+    })
 }

@@ -713,9 +713,17 @@ pub(crate) fn parse_into<'de, T: Value<'de>>(
     if Fast::whole_into(text, slot) {
         return Ok(());
     }
-    *slot = None;
-    *slot = Some(serde_json::from_str(text)?);
-    Ok(())
+    // What the fast reader left in `slot` goes either way.
+    match serde_json::from_str(text) {
+        Ok(value) => {
+            *slot = Some(value);
+            Ok(())
+        }
+        Err(error) => {
+            *slot = None;
+            Err(error)
+        }
+    }
 }
 
 /// A reader of one JSON text positioned at byte `at`; see [`parse`].

@@ -460,12 +460,11 @@ impl Mapper {
         }
         // A media part written from a text that holds the placeholder (its writers note it:
         // `Mapped::media`): its size and MIME type were read from narrowed characters.
-        let from = |keys: &[&str]| {
-            keys.iter()
-                .any(|k| out.media & crate::content::content_bit(k) != 0)
-        };
-        if (from(&[sc::INPUT_MESSAGES, sc::SYSTEM_INSTRUCTIONS]) && span.input.is_some_and(holds))
-            || (from(&[sc::OUTPUT_MESSAGES]) && span.output.is_some_and(holds))
+        use crate::content::content_bit;
+        let from_input = content_bit(sc::INPUT_MESSAGES) | content_bit(sc::SYSTEM_INSTRUCTIONS);
+        let from_output = content_bit(sc::OUTPUT_MESSAGES);
+        if (out.media & from_input != 0 && span.input.is_some_and(holds))
+            || (out.media & from_output != 0 && span.output.is_some_and(holds))
         {
             return None;
         }
