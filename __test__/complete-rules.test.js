@@ -234,6 +234,46 @@ test("rule 4 reads only the head of a stack trace: the same error.type for names
   }
 })
 
+test("rule 4 on failed flows: the wrapper's ASCII reading of a stack trace's name answers only what the native rule answers", () => {
+  // js/complete.js reads a failed flow's error name itself when the stack trace starts with an
+  // ASCII identifier (asciiStackName) and calls the binding's errorType for everything else; where
+  // it answers, its answer must be errorType's, whatever exception.type says.
+  const { asciiStackName } = require("../js/complete.js")
+  const { errorType } = require("../binding.js")
+  const { mulberry32 } = require("./helpers/prng")
+  const next = mulberry32(4)
+  const pick = (list) => list[Math.floor(next() * list.length)]
+  const pieces = ["E", "r", "Error", "Genkit", "_", "$", "0", "9", " ", ":", "\n", "\r", "\t", "-", ".", "(", "é", "Ü", "𝐀", "\ud800", "\udc00", "ſ", "K", "٣", "ǅ", "\u00a0", "\u2028"]
+  let asked = 0
+  let answered = 0
+  for (let i = 0; i < 20_000; i++) {
+    let stack = ""
+    const n = Math.floor(next() * 8)
+    for (let k = 0; k < n; k++) stack += pick(pieces)
+    // Names around the 128-character limit and the 130-character head.
+    if (next() < 0.2) stack = pick(["E", "e", "_", "$"]).repeat(120 + Math.floor(next() * 15)) + stack
+    if (next() < 0.5) stack += pick([": message\n    at f (file:///a.js:1:2)", "\n    at g", ":", ""])
+    const type = pick(["TypeError", "400", "", "  ", undefined])
+    const fast = asciiStackName(stack)
+    const expected = errorType(type, stack)
+    asked++
+    if (fast !== undefined) {
+      answered++
+      assert.equal(fast, expected, JSON.stringify(stack.slice(0, 60)))
+    }
+  }
+  assert.ok(answered > asked / 20 && answered < asked, `${answered} of ${asked} answered by the wrapper`)
+  // Not strings: always the binding's answer.
+  for (const stack of [undefined, null, 42, {}, ["Error"]]) assert.equal(asciiStackName(stack), undefined)
+  // The corpus's failed flows take the wrapper's reading.
+  const failedFlows = spans.filter((x) => x.subtype === "flow" && x.row.status.code === 2)
+  assert.ok(failedFlows.length >= 2)
+  for (const s of failedFlows) {
+    const stack = s.row.events.find((e) => e.name === "exception").attributes["exception.stacktrace"]
+    assert.equal(asciiStackName(stack), s.attrs["error.type"])
+  }
+})
+
 /** The tool requests of the model answers of a trace, in order. */
 function askedIn(traceId) {
   return models

@@ -4,7 +4,8 @@
 // core/src/complete.rs, where every rule lives), tool spans through the binding's tool path
 // (`mapToolFast`, the same attributes; `mapSpan` where it hands a span back); flow and agent
 // spans keep their JS fast path (no native call) and call the native `errorType` only when they
-// failed. The pure-JS mapping carries reference mode only.
+// failed with a stack trace that does not start with an ASCII name (`asciiStackName`). The
+// pure-JS mapping carries reference mode only.
 
 const js = require("./mapping")
 const { P } = js
@@ -30,6 +31,30 @@ function exceptionOf(span) {
     return [str(a["exception.type"]), str(a["exception.stacktrace"])]
   }
   return [undefined, undefined]
+}
+
+/**
+ * Rule 4's error name when a stack trace's first line starts with an ASCII JavaScript identifier
+ * of at most 128 characters followed by `:`, a line end or the end of the trace (V8's
+ * `Name: message`): that identifier, the answer `errorType` gives whatever `exception.type` is
+ * (core `span::error_type`: for ASCII, an identifier character is exactly `[A-Za-z0-9_$]`, a letter,
+ * `_` or `$` first). `undefined` in every other case, which `errorType` answers instead (a
+ * non-ASCII name, no name, a trace that is no string): the rule itself lives in the core, this only
+ * spares a failed flow the native call for the common shape. Reads at most the first 129
+ * characters.
+ */
+function asciiStackName(stack) {
+  if (typeof stack !== "string") return undefined
+  // A name is 128 characters at most: what ends it is among the first 129.
+  const n = Math.min(stack.length, 129)
+  for (let i = 0; i < n; i++) {
+    const c = stack.charCodeAt(i)
+    if (c === 58 || c === 10) return i === 0 ? undefined : stack.slice(0, i) // ':' or '\n'
+    const letter = (c | 32) >= 97 && (c | 32) <= 122
+    if (!letter && c !== 95 && c !== 36 && !(i > 0 && c >= 48 && c <= 57)) return undefined
+  }
+  // No ':' or line end: the whole trace, when it is short enough to be a name.
+  return stack.length > 0 && stack.length <= 128 ? stack : undefined
 }
 
 function nameOf(attrs) {
@@ -117,8 +142,12 @@ function mapComplete(mapperId, native, span, attrs, subtype, guard, whole = fals
     case "flow":
     case "agent": {
       const flags = js.mapAgent(attrs)
-      // Rule 4 on flows: a native call only when the span failed (rare), so the rule lives once.
-      if (statusCode(span) === 2) attrs["error.type"] = native.errorType(...exceptionOf(span))
+      // Rule 4 on flows, only when the span failed (rare): the stack trace's ASCII name read here,
+      // anything else answered by the native rule (`asciiStackName`).
+      if (statusCode(span) === 2) {
+        const [type, stack] = exceptionOf(span)
+        attrs["error.type"] = asciiStackName(stack) ?? native.errorType(type, stack)
+      }
       return flags
     }
     case "model":
@@ -206,4 +235,4 @@ function mapComplete(mapperId, native, span, attrs, subtype, guard, whole = fals
   return flags | result
 }
 
-module.exports = { mapComplete, normaliseJson, statusCode, exceptionOf }
+module.exports = { mapComplete, normaliseJson, statusCode, exceptionOf, asciiStackName }
