@@ -217,3 +217,57 @@ enum Built {
     Ascii(String),
     Units(Vec<u16>),
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `text` narrowed: one byte a UTF-16 unit, every unit above 0x7F the placeholder.
+    fn narrow(text: &str) -> (String, Vec<u16>) {
+        let units: Vec<u16> = text.encode_utf16().collect();
+        let bytes = units.iter().map(|&u| u.min(0x7F) as u8).collect();
+        (String::from_utf8(bytes).expect("ASCII"), units) // ok: a test (cfg(test)); every byte is at most 0x7F
+    }
+
+    /// `rebuild` is the check core `Mapper::map_narrowed` relies on (it no longer reads the
+    /// copies' bytes itself): every placeholder of the output must lie in a copy whose bytes are
+    /// at its address in a source, else no text.
+    #[test]
+    fn rebuild_gives_the_original_units_or_nothing() {
+        let original = "say 東京 and 서울 now";
+        let (narrowed, units) = narrow(original);
+        let sources = [Source {
+            utf8: &narrowed,
+            units: &units,
+        }];
+        let base = narrowed.as_ptr() as usize;
+        // The output copies "東京" (units 4..6) and "서울" (11..13) between ASCII of its own.
+        let text = format!("[\"{}\",\"{}\"]", &narrowed[4..6], &narrowed[11..13]);
+        let copy = |at: usize, from: usize| Copied {
+            at,
+            src: base + from,
+            len: 2,
+        };
+        let good = [copy(2, 4), copy(7, 11)];
+        let expected: Vec<u16> = "[\"東京\",\"서울\"]".encode_utf16().collect();
+        assert_eq!(rebuild(&text, &good, &sources), Some(expected));
+        // A placeholder outside every copy (a copy not recorded): no text.
+        assert_eq!(rebuild(&text, &good[..1], &sources), None);
+        // A copy whose address holds other bytes of the same length ("ay"): not a copy of them,
+        // so its placeholders are outside every copy.
+        assert_eq!(rebuild(&text, &[copy(2, 1), good[1]], &sources), None);
+        // Copies out of order, out of bounds or in no source: likewise.
+        assert_eq!(rebuild(&text, &[good[1], good[0]], &sources), None);
+        assert_eq!(rebuild(&text, &[copy(text.len() - 1, 4)], &sources), None);
+        let elsewhere = [Copied {
+            src: base + narrowed.len() + 64,
+            ..good[0]
+        }];
+        assert_eq!(rebuild(&text, &elsewhere, &sources), None);
+        // No placeholder: the text widened, with or without copies.
+        assert_eq!(
+            rebuild("[\"ok\"]", &[], &sources),
+            Some("[\"ok\"]".encode_utf16().collect())
+        );
+    }
+}
