@@ -404,7 +404,8 @@ impl Mapper {
     ///   messages and system instructions from `genkit:input`, output messages from
     ///   `genkit:output`), or a tool request of the answer holds it (its name, ref and input are
     ///   kept for rule 5);
-    /// - an attribute other than a message attribute holds the placeholder (a message
+    /// - a value that is not a string, or an attribute other than a content attribute (messages,
+    ///   system instructions, tool call arguments and result), holds the placeholder (a content
     ///   attribute's placeholders must lie in its recorded copies: `build` checks that);
     /// - a content attribute holding the placeholder is over the cap
     ///   ([`crate::content::Content::max_bytes`]) in UTF-8 and the cap would do more than drop
@@ -421,14 +422,16 @@ impl Mapper {
     ///   ([`crate::cap::keep_messages_sized`]: the same choice on the same sizes), their copies
     ///   moved with the text, and the cap reported as the content rules report it;
     /// - `build`, given the mapped attributes (message attributes still holding placeholders)
-    ///   and their recorded copies (in the order written, each within its text and at the
-    ///   address of as many bytes of `genkit:input` or `genkit:output`: checked here), answers
-    ///   `None`. `build` must answer `None` unless every placeholder of a message attribute lies
-    ///   in a recorded copy whose bytes it finds at the copy's address in its source, and rebuild
-    ///   each from the source's code units there (the binding's `narrow::rebuild` compares each
-    ///   copy and every byte between them as it rebuilds). The bytes are not read here as well:
-    ///   the writers copied them, and nothing in this mapping changes a written text but the cap
-    ///   below, which moves the copies with their bytes.
+    ///   and their recorded copies (of a text holding the placeholder, checked here before the
+    ///   cap: in the order written, each within its text and at the address of as many bytes of
+    ///   `genkit:input` or `genkit:output`), answers `None`. `build` must answer `None` unless
+    ///   every placeholder of a content attribute lies in a recorded copy whose bytes it finds at
+    ///   the copy's address in its source, and rebuild each from the source's code units there
+    ///   (the binding's `narrow::rebuild` uses a copy only where its bytes are those at its
+    ///   address, and refuses a placeholder anywhere else). The bytes are not read here as well:
+    ///   the writers copied them, and nothing in this mapping changes a written text holding the
+    ///   placeholder but the cap below, which moves the copies with their bytes (the usual cap of
+    ///   a text without it drops that text's copies).
     ///
     /// Otherwise rule 5's state is updated as [`Self::map`] updates it and the attributes are
     /// returned with what `build` made. The content rules change nothing else here (clean inputs;
