@@ -6,7 +6,9 @@
 // <case>: corpus-model | corpus-tool | corpus-tool.v2 | corpus-flow | corpus-other (real Genkit 1.42
 // spans, grouped the way GenkitForMaple routes them: `tool.v2` spans are mapped by complete mode
 // only, as tool spans; the reference processor and mode "reference" write nothing for them, nor for
-// "other" spans), or model-<size>-<ascii|multi> (bench/synth.js). Every span carries its end time
+// "other" spans), each also with `-ok` (its spans that did not fail: corpus-flow-ok is corpus-flow
+// less the two failed flows, on which complete mode adds rule 4's error.type), or
+// model-<size>-<ascii|multi> (bench/synth.js). Every span carries its end time
 // (the corpus's; a fixed one for synthetic spans), as the SDK's ended spans do.
 //
 // Variants, interleaved round by round (the order shuffled each round), each op mapping fresh
@@ -62,10 +64,10 @@ function group(attrs) {
 }
 
 function spansOf(id) {
-  const corpus = /^corpus-(model|tool|tool\.v2|flow|other)$/.exec(id)
+  const corpus = /^corpus-(model|tool|tool\.v2|flow|other)(-ok)?$/.exec(id)
   if (corpus) {
     return load("genkit-1.42-spans.jsonl")
-      .filter((row) => group(row.attributes) === corpus[1])
+      .filter((row) => group(row.attributes) === corpus[1] && (corpus[2] === undefined || row.status?.code !== 2))
       .map((row) => ({ name: row.name, attributes: row.attributes, parentSpanId: row.parentSpanId, status: row.status, events: row.events, endTime: row.endTime }))
   }
   const synth = /^model-(\d+)-(ascii|multi)$/.exec(id)
@@ -84,7 +86,7 @@ function copyOf(i) {
   for (let k = 0; k < list.length; k++) a[list[k][0]] = list[k][1]
   return a
 }
-const kind = caseId.startsWith("corpus-") ? caseId.slice(7) : "model"
+const kind = caseId.startsWith("corpus-") ? caseId.slice(7).replace(/-ok$/, "") : "model"
 const jsProcessor = new GenkitForMaple({ mode: "reference" })
 jsProcessor.native = undefined
 const nativeProcessor = new GenkitForMaple({ mode: "reference" })

@@ -253,11 +253,7 @@ impl<'a> Mapped<'a> {
     pub(crate) fn new() -> Self {
         Mapped {
             attributes: Vec::with_capacity(24), // ok: a constant; the keys this module writes are under 40
-            problems: 0,
-            scrubbed: 0,
-            copies: Vec::new(),
-            elements: Vec::new(),
-            media: 0,
+            ..Mapped::default()
         }
     }
 
@@ -834,12 +830,8 @@ pub fn map_reference_scrubbed<'a>(
 /// A result with no attributes and [`problem::NEEDS_JS`] set.
 pub(crate) fn needs_js<'a>(problems: u32) -> Mapped<'a> {
     Mapped {
-        attributes: Vec::new(),
         problems: problems | problem::NEEDS_JS,
-        scrubbed: 0,
-        copies: Vec::new(),
-        elements: Vec::new(),
-        media: 0,
+        ..Mapped::default()
     }
 }
 

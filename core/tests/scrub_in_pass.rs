@@ -270,10 +270,7 @@ fn owned(m: Mapped<'_>) -> Mapped<'static> {
     Mapped {
         attributes: m.attributes.into_iter().map(|(k, v)| (k, own(v))).collect(),
         problems: m.problems,
-        scrubbed: 0,
-        copies: Vec::new(),
-        elements: Vec::new(),
-        media: 0,
+        ..Mapped::default()
     }
 }
 
