@@ -20,6 +20,9 @@ const { spawn, spawnSync } = require("node:child_process")
 const { cleanEnv, show, scratch, root } = require("./helpers/bundle-app")
 const { startReceiver } = require("../js/receiver")
 
+/** The longest one `npm install` of a Next.js app may take (two minutes on a good day). */
+const INSTALL_MS = 8 * 60_000
+
 const fixture = path.join(__dirname, "nextjs-app")
 const tmp = scratch("gfm-next-")
 let tgz
@@ -138,11 +141,16 @@ for (const [major, bundler] of majors) {
     before(() => {
       copyDir(fixture, app)
       fs.writeFileSync(path.join(app, "package.json"), JSON.stringify({ name: `next${major}-app`, private: true }))
-      const r = spawnSync(
-        "npm",
-        ["install", "--no-audit", "--no-fund", "--prefer-offline", `next@${major}`, "react@19", "react-dom@19", "typescript@5", "@types/node@20", "@types/react@19", "genkit@1", "@opentelemetry/api@1", "@opentelemetry/sdk-node", "@opentelemetry/sdk-trace-base@2", tgz],
-        { cwd: app, env: cleanEnv(), encoding: "utf8", maxBuffer: 256 * 1024 * 1024 },
-      )
+      // npm's client has been seen to stall for good mid-install (idle, no socket open): such an
+      // install is stopped after INSTALL_MS and tried once more; an install that fails is not.
+      const install = () =>
+        spawnSync(
+          "npm",
+          ["install", "--no-audit", "--no-fund", "--prefer-offline", `next@${major}`, "react@19", "react-dom@19", "typescript@5", "@types/node@20", "@types/react@19", "genkit@1", "@opentelemetry/api@1", "@opentelemetry/sdk-node", "@opentelemetry/sdk-trace-base@2", tgz],
+          { cwd: app, env: cleanEnv(), encoding: "utf8", maxBuffer: 256 * 1024 * 1024, timeout: INSTALL_MS, killSignal: "SIGKILL" },
+        )
+      let r = install()
+      if (r.error?.code === "ETIMEDOUT") r = install()
       assert.equal(r.status, 0, show(r))
     })
 
