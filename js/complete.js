@@ -128,6 +128,21 @@ function mapToolFast(mapperId, native, attrs, name, input, output, traceId, span
 }
 
 /**
+ * A flow or agent span in complete mode, in place: reference mode's attributes (`js.mapAgent`)
+ * and, on a failed span (`status` 2), rule 4's `error.type`. Returns problem flags.
+ */
+function mapAgentComplete(native, span, attrs) {
+  const flags = js.mapAgent(attrs)
+  // Rule 4 on flows, only when the span failed (rare): the stack trace's ASCII name read here,
+  // anything else answered by the native rule (`asciiStackName`).
+  if (statusCode(span) === 2) {
+    const [type, stack] = exceptionOf(span)
+    attrs["error.type"] = asciiStackName(stack) ?? native.errorType(type, stack)
+  }
+  return flags
+}
+
+/**
  * Maps one span in complete mode, in place. Returns problem flags, and the binding's
  * TOOL_CALL_STATE when the mapper keeps tool call id state afterwards.
  * @param {number} mapperId the native Mapper's `id` (the binding's `mapSpan` takes the mapper by it)
@@ -140,16 +155,8 @@ function mapToolFast(mapperId, native, attrs, name, input, output, traceId, span
 function mapComplete(mapperId, native, span, attrs, subtype, guard, whole = false) {
   switch (subtype) {
     case "flow":
-    case "agent": {
-      const flags = js.mapAgent(attrs)
-      // Rule 4 on flows, only when the span failed (rare): the stack trace's ASCII name read here,
-      // anything else answered by the native rule (`asciiStackName`).
-      if (statusCode(span) === 2) {
-        const [type, stack] = exceptionOf(span)
-        attrs["error.type"] = asciiStackName(stack) ?? native.errorType(type, stack)
-      }
-      return flags
-    }
+    case "agent":
+      return mapAgentComplete(native, span, attrs)
     case "model":
     case "tool":
     case "tool.v2":
@@ -235,4 +242,4 @@ function mapComplete(mapperId, native, span, attrs, subtype, guard, whole = fals
   return flags | result
 }
 
-module.exports = { mapComplete, normaliseJson, statusCode, exceptionOf, asciiStackName }
+module.exports = { mapComplete, mapAgentComplete, normaliseJson, statusCode, exceptionOf, asciiStackName }
