@@ -45,18 +45,34 @@ pub enum MessageError {
 }
 
 /// Returns true when a raw JSON value is the JSON string `expected`, comparing after unescaping.
+///
+/// Inlined, so that a constant `expected` (a role: `"system"`, `"model"`) is compared in a few
+/// instructions: every JSON escape is longer than the text it stands for, so a raw value shorter
+/// than `expected` and its quotes is never it, one of that exact length is it only as `expected`
+/// written plainly, and only a longer one is decoded ([`raw_is_escaped_str`]). Called for the role
+/// of every message two to three times (callgrind, 10 KB ASCII spans: 61 out-of-line calls a span,
+/// BENCHMARKS.md "Stop 52").
+#[inline]
 pub fn raw_is_str(raw: Raw<'_>, expected: &str) -> bool {
     let text = raw.get().as_bytes();
-    if text.len() == expected.len() + 2
-        && text[0] == b'"'
-        && &text[1..text.len() - 1] == expected.as_bytes()
-    {
-        return true;
+    let plain = expected.len() + 2;
+    match text.len().cmp(&plain) {
+        std::cmp::Ordering::Less => false,
+        std::cmp::Ordering::Equal => {
+            text.first() == Some(&b'"') && text.get(1..plain - 1) == Some(expected.as_bytes())
+        }
+        std::cmp::Ordering::Greater => raw_is_escaped_str(raw, expected),
     }
+}
+
+/// [`raw_is_str`] of a raw value longer than `expected` and its quotes: a string with escapes,
+/// decoded. A lone surrogate escape cannot spell `expected`.
+#[inline(never)]
+fn raw_is_escaped_str(raw: Raw<'_>, expected: &str) -> bool {
+    let text = raw.get().as_bytes();
     if text.first() != Some(&b'"') || !text.contains(&b'\\') {
         return false;
     }
-    // A string with escapes: decode it. A lone surrogate escape cannot spell `expected`.
     matches!(crate::jsonstr::decode(raw.get()), Ok(s) if s == expected)
 }
 
@@ -339,6 +355,79 @@ pub fn json_escape_into(out: &mut Out, s: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A JSON string literal of `text`, each character written as chosen by `how` (one choice a
+    /// character, cycled): 0 plain (escaped where JSON requires it), 1 `\uXXXX` of its UTF-16
+    /// units, 2 its short escape when it has one (`\/`, `\"`, `\\`, `\n`), else plain.
+    fn literal(text: &str, how: &[u8]) -> String {
+        let mut out = String::from("\"");
+        for (i, c) in text.chars().enumerate() {
+            let short = match c {
+                '/' => Some("\\/"),
+                '"' => Some("\\\""),
+                '\\' => Some("\\\\"),
+                '\n' => Some("\\n"),
+                _ => None,
+            };
+            match (
+                how.get(i % how.len().max(1)).copied().unwrap_or(0) % 3,
+                short,
+            ) {
+                (1, _) => {
+                    for unit in c.encode_utf16(&mut [0; 2]) {
+                        out.push_str(&format!("\\u{unit:04x}"));
+                    }
+                }
+                (2, Some(esc)) => out.push_str(esc),
+                _ if matches!(c, '"' | '\\' | '\n') => out.push_str(short.unwrap_or_default()),
+                _ => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    }
+
+    /// `raw_is_str`'s length shortcut (shorter: never; as long: only written plainly) agrees with
+    /// decoding: on every way of writing the expected roles and near misses, and on values that
+    /// are no string.
+    #[test]
+    fn raw_is_str_agrees_with_decoding() {
+        let expected = ["system", "model", "", "a/b", "é", "\"x\\\n"];
+        let mut texts: Vec<String> = Vec::new();
+        for e in expected {
+            texts.push(e.to_string());
+            texts.push(format!("{e}x"));
+            texts.push(e.chars().skip(1).collect());
+            texts.push(e.to_uppercase());
+        }
+        texts.extend(["sys/tem", "modél", "systen", "😀", "user", "tool"].map(String::from));
+        let ways: [&[u8]; 6] = [&[0], &[1], &[2], &[0, 1], &[1, 0, 2], &[2, 2, 1]];
+        let mut equal = 0;
+        for e in expected {
+            for text in &texts {
+                for how in ways {
+                    let json = literal(text, how);
+                    let raw = Raw::from_json(&json).unwrap();
+                    let decoded = serde_json::from_str::<String>(&json).unwrap();
+                    assert_eq!(decoded, *text, "{json}");
+                    assert_eq!(raw_is_str(raw, e), text == e, "{json} against {e:?}");
+                    equal += usize::from(text == e);
+                }
+            }
+            for other in [
+                "null",
+                "1",
+                "true",
+                "[]",
+                "{}",
+                "\"\\ud800\"",
+                "\"\\ud800system\"",
+            ] {
+                assert!(!raw_is_str(Raw::from_json(other).unwrap(), e), "{other}");
+            }
+        }
+        assert!(equal > 30, "{equal} equal cases");
+    }
 
     /// The capacity hint covers what the writer writes, for every kind of part, so a message's
     /// output buffer is allocated once (the hint is what keeps the writers from growing it).
