@@ -200,7 +200,13 @@ export declare class GenkitForMaple {
   readonly isNative: boolean
   /** Does nothing: Genkit sets `genkit:input`/`genkit:output` just before the span ends. */
   onStart(span: unknown, parentContext: unknown): void
-  /** Adds the `gen_ai.*` attributes to `span.attributes`, in place. Never throws. */
+  /**
+   * Adds the `gen_ai.*` attributes to `span.attributes`, in place. Never throws. In mode
+   * `"complete"` with the native binding, the constructor gives the instance its own `onEnd`
+   * (non-enumerable; the same attributes, faster on flow spans) unless a subclass overrides `onEnd`
+   * or the prototype's was replaced before: wrap or spy on the instance's `onEnd`, or on the
+   * prototype before constructing.
+   */
   onEnd(span: SpanWithAttributes): void
   /** Resolves at once: the processor buffers nothing. */
   forceFlush(): Promise<void>

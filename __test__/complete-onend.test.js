@@ -86,7 +86,7 @@ function run(processor, onEnd) {
   const reported = []
   const report = processor.problems.report.bind(processor.problems)
   processor.problems.report = (flags, span, detail) => {
-    reported.push([span.name, flags])
+    reported.push([span.name, flags, detail])
     return report(flags, span, detail)
   }
   const attributes = []
@@ -158,4 +158,35 @@ test("a subclass that overrides onEnd keeps its override; its super.onEnd maps i
   const plain = new Plain()
   assert.notEqual(plain.onEnd, GenkitForMaple.prototype.onEnd)
   assert.deepEqual(run(plain, (p, span) => p.onEnd(span)).attributes, viaOwn.attributes)
+})
+
+test("a wrapper or spy put on the prototype's onEnd before a processor is made sees its spans", () => {
+  const original = GenkitForMaple.prototype.onEnd
+  const seen = []
+  GenkitForMaple.prototype.onEnd = function (span) {
+    seen.push(span.name)
+    return original.call(this, span)
+  }
+  try {
+    const wrapped = new GenkitForMaple()
+    assert.equal(wrapped.onEnd, GenkitForMaple.prototype.onEnd)
+    const viaWrapper = run(wrapped, (p, span) => p.onEnd(span))
+    assert.equal(seen.length, viaWrapper.attributes.length)
+    assert.deepEqual(viaWrapper.attributes, run(new Overriding(), (p, span) => p.onEnd(span)).attributes)
+  } finally {
+    GenkitForMaple.prototype.onEnd = original
+  }
+  assert.notEqual(new GenkitForMaple().onEnd, GenkitForMaple.prototype.onEnd)
+})
+
+// Last in this file: the prototype stays frozen.
+test("a frozen prototype (SES harden, Object.freeze) does not stop complete mode's processor", () => {
+  Object.freeze(GenkitForMaple.prototype)
+  const processor = new GenkitForMaple()
+  assert.notEqual(processor.onEnd, GenkitForMaple.prototype.onEnd)
+  assert.ok(!Object.keys(processor).includes("onEnd"))
+  const span = failedFlow("RangeError: too far")
+  processor.onEnd(span)
+  assert.equal(span.attributes["error.type"], "RangeError")
+  assert.equal(span.attributes["gen_ai.operation.name"], "invoke_agent")
 })

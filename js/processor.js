@@ -213,9 +213,13 @@ class GenkitForMaple {
     this.holdsToolCalls = false
     // The binding's TOOL_CALL_STATE flag, read once (not a property load on every span).
     this.toolCallState = this.native?.TOOL_CALL_STATE ?? 0
-    // Complete mode's own onEnd (`onEndComplete`), unless a subclass overrides onEnd (its
-    // `super.onEnd` then takes the prototype's complete branch).
-    if (this.mapper !== undefined && inheritsOnEnd(this)) this.onEnd = onEndComplete
+    // Complete mode's own onEnd (`onEndComplete`), unless a subclass overrides onEnd or the
+    // prototype's was replaced (a wrapper or spy: its `super.onEnd` / original then takes the
+    // prototype's complete branch). Defined, not assigned: a frozen prototype's read-only onEnd
+    // does not stop it, and it stays out of Object.keys.
+    if (this.mapper !== undefined && inheritsOnEnd(this)) {
+      Object.defineProperty(this, "onEnd", { value: onEndComplete, writable: true, configurable: true })
+    }
   }
 
   /** Whether spans are mapped by the native binding (`true`) or the pure-JS mapping. */
@@ -275,13 +279,17 @@ class GenkitForMaple {
   }
 }
 
+/** GenkitForMaple's own onEnd, as this module defines it. */
+const prototypeOnEnd = GenkitForMaple.prototype.onEnd
+
 /**
- * Whether `processor`'s onEnd is GenkitForMaple's own (no subclass overrides it). Outside the
- * class: a method naming the class gives every method a class scope context to reach it through
- * (the reference mode's flows took 42 -> 48 ns; BENCHMARKS.md "Stop 52").
+ * Whether `processor`'s onEnd is GenkitForMaple's own, as this module defines it: no subclass
+ * overrides it and no wrapper or spy replaced it on the prototype. Outside the class: a method
+ * naming the class gives every method a class scope context to reach it through (reference mode's
+ * flows took 42 -> 48 ns; BENCHMARKS.md "Stop 52").
  */
 function inheritsOnEnd(processor) {
-  return Object.getPrototypeOf(processor).onEnd === GenkitForMaple.prototype.onEnd
+  return Object.getPrototypeOf(processor).onEnd === prototypeOnEnd
 }
 
 /**

@@ -45,6 +45,8 @@ pub enum MessageError {
 }
 
 /// Returns true when a raw JSON value is the JSON string `expected`, comparing after unescaping.
+/// `expected` holds no backslash (the callers' roles): the shortcut below compares it with the
+/// raw text as it is written.
 ///
 /// Inlined, so that a constant `expected` (a role: `"system"`, `"model"`) is compared in a few
 /// instructions: every JSON escape is longer than the text it stands for, so a raw value shorter
