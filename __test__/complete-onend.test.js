@@ -7,22 +7,9 @@
 const test = require("node:test")
 const assert = require("node:assert/strict")
 const { GenkitForMaple } = require("..")
-const { load } = require("./helpers/fixtures")
+const { load, spanOf, inEndOrder } = require("./helpers/fixtures")
 
 const files = ["genkit-1.42-spans.jsonl", "genkit-1.42-plugin-spans.jsonl", "genkit-1.42-scenario-spans.jsonl"]
-const endNs = (row) => (Array.isArray(row.endTime) ? row.endTime[0] * 1e9 + row.endTime[1] : Number(row.endTime))
-
-/** A ReadableSpan-like object of a fixture row (SDK 2.x shape: parentSpanContext). */
-function spanOf(row) {
-  return {
-    name: row.name,
-    attributes: { ...row.attributes },
-    status: row.status,
-    events: row.events ?? [],
-    spanContext: () => ({ traceId: row.traceId, spanId: row.spanId }),
-    parentSpanContext: row.parentSpanId ? { spanId: row.parentSpanId } : undefined,
-  }
-}
 
 const failedFlow = (stack) => ({
   name: "failing",
@@ -91,8 +78,7 @@ function run(processor, onEnd) {
   }
   const attributes = []
   for (const file of files) {
-    const rows = load(file)
-    if (rows[0].endTime !== undefined) rows.sort((a, b) => endNs(a) - endNs(b))
+    const rows = inEndOrder(load(file))
     for (const row of rows) {
       const span = spanOf(row)
       onEnd(processor, span)

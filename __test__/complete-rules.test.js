@@ -9,21 +9,9 @@
 const test = require("node:test")
 const assert = require("node:assert/strict")
 const { GenkitForMaple } = require("..")
-const { load } = require("./helpers/fixtures")
+const { load, spanOf, inEndOrder } = require("./helpers/fixtures")
 
 const files = ["genkit-1.42-spans.jsonl", "genkit-1.42-plugin-spans.jsonl", "genkit-1.42-scenario-spans.jsonl"]
-
-/** A ReadableSpan-like object of a fixture row (SDK 2.x shape: parentSpanContext). */
-function spanOf(row) {
-  return {
-    name: row.name,
-    attributes: { ...row.attributes },
-    status: row.status,
-    events: row.events ?? [],
-    spanContext: () => ({ traceId: row.traceId, spanId: row.spanId }),
-    parentSpanContext: row.parentSpanId ? { spanId: row.parentSpanId } : undefined,
-  }
-}
 
 /** Every fixture row with the attributes complete mode gave it. */
 function mapAll() {
@@ -31,8 +19,7 @@ function mapAll() {
   assert.equal(processor.isNative, true, "complete mode needs the native binding")
   const out = []
   for (const file of files) {
-    const rows = load(file)
-    if (rows[0].endTime !== undefined) rows.sort((a, b) => endNs(a) - endNs(b))
+    const rows = inEndOrder(load(file))
     for (const row of rows) {
       const span = spanOf(row)
       processor.onEnd(span)
@@ -41,7 +28,6 @@ function mapAll() {
   }
   return out
 }
-const endNs = (row) => (Array.isArray(row.endTime) ? row.endTime[0] * 1e9 + row.endTime[1] : Number(row.endTime))
 
 const spans = mapAll()
 const models = spans.filter((s) => s.subtype === "model")
@@ -462,8 +448,7 @@ test("rule 5's state: spanEnded is asked at a root span's end only while the map
   let roots = 0
   let rootsWithoutState = 0
   for (const file of files) {
-    const rows = load(file)
-    if (rows[0].endTime !== undefined) rows.sort((a, b) => endNs(a) - endNs(b))
+    const rows = inEndOrder(load(file))
     for (const row of rows) {
       const span = spanOf(row)
       const root = span.parentSpanContext === undefined
