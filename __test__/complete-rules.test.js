@@ -9,7 +9,8 @@
 const test = require("node:test")
 const assert = require("node:assert/strict")
 const { GenkitForMaple } = require("..")
-const { load, spanOf, inEndOrder } = require("./helpers/fixtures")
+const { load } = require("./helpers/fixtures")
+const { spanOf, inEndOrder } = require("./helpers/spans")
 
 const files = ["genkit-1.42-spans.jsonl", "genkit-1.42-plugin-spans.jsonl", "genkit-1.42-scenario-spans.jsonl"]
 

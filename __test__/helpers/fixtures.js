@@ -40,23 +40,4 @@ function normalise(attrs) {
   return out
 }
 
-/** A ReadableSpan-like object of a fixture row (SDK 2.x shape: parentSpanContext), with its own copy of the attribute map. */
-function spanOf(row) {
-  return {
-    name: row.name,
-    attributes: { ...row.attributes },
-    status: row.status,
-    events: row.events ?? [],
-    endTime: row.endTime,
-    spanContext: () => ({ traceId: row.traceId, spanId: row.spanId }),
-    parentSpanContext: row.parentSpanId ? { spanId: row.parentSpanId } : undefined,
-  }
-}
-
-/** A fixture's rows in the order their spans ended, as an SDK hands them over (rows without end times as they are). */
-function inEndOrder(rows) {
-  const endNs = (row) => (Array.isArray(row.endTime) ? row.endTime[0] * 1e9 + row.endTime[1] : Number(row.endTime))
-  return rows[0]?.endTime === undefined ? rows : rows.sort((a, b) => endNs(a) - endNs(b))
-}
-
-module.exports = { load, normalise, spanOf, inEndOrder }
+module.exports = { load, normalise }

@@ -21,4 +21,15 @@ function shell(row, attributes) {
   }
 }
 
-module.exports = { copyOf, shell }
+/** `shell` of corpus row `row` with a fresh copy of its attribute map. */
+function spanOf(row) {
+  return shell(row, copyOf(row.attributes))
+}
+
+/** Corpus rows in the order their spans ended, as an SDK hands them over (rows without end times as they are). */
+function inEndOrder(rows) {
+  const endNs = (row) => (Array.isArray(row.endTime) ? row.endTime[0] * 1e9 + row.endTime[1] : Number(row.endTime))
+  return rows[0]?.endTime === undefined ? rows : rows.sort((a, b) => endNs(a) - endNs(b))
+}
+
+module.exports = { copyOf, shell, spanOf, inEndOrder }
