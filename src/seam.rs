@@ -13,7 +13,9 @@ use super::{
     Read,
 };
 use genkit_for_maple_core::problem;
-use genkit_for_maple_core::span::{self, Mode, Options, OtherInput, SpanInput, Status, Value};
+use genkit_for_maple_core::span::{
+    self, Mode, Options, OtherInput, SpanInput, Status, TraceIds, Value,
+};
 use napi::bindgen_prelude::{FromNapiValue, JsValue, Unknown};
 use napi::{sys, Env};
 use std::borrow::Cow;
@@ -628,7 +630,8 @@ impl Mapper {
 /// threw (bit 1 input, bit 2 output: that value is treated as unreadable, as the reference
 /// path treats it); the other arguments are the span's subtype, `genkit:name`
 /// (as `String()` gives it), status code, the `exception.type` / `exception.stacktrace` of
-/// its exception event, its trace, span and parent span ids (hex), and its end time as the two
+/// its exception event, its trace, span and parent span ids (hex; read only where rule 5 uses
+/// them, core `Mapper::map_with_ids`), and its end time as the two
 /// numbers of its HrTime (`span.endTime`: seconds, nanoseconds; rule 2 prices the call at that
 /// time, at the time of mapping without them). Returns problem flags;
 /// with `NEEDS_JS` or `PANIC` nothing was written (`NEEDS_JS | TOO_LARGE`: `input` or `output`
@@ -669,11 +672,11 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
             return 0;
         };
         let mut name_room = NameRoom::new();
-        let ids = span_ids(
-            call.env,
-            [name, trace_id, span_id, parent_span_id],
-            &mut name_room,
-        );
+        let name = name_arg(call.env, name, &mut name_room.buf, &mut name_room.copy);
+        // The ids only where rule 5 uses them (core `Mapper::map_with_ids`): most model spans
+        // have no tool request and find no state.
+        let env = call.env;
+        let ids = move || trace_ids(env, [trace_id, span_id, parent_span_id]);
         with_buffers(|input_buf, output_buf| {
             with_kept(|input_units, output_units| {
                 // A model span's multi-byte inputs are narrowed rather than transcoded where the
@@ -753,7 +756,7 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                 // `other_input` (its arguments); a getter that threw gave nothing.
                 let base = SpanInput {
                     subtype: Some(subtype),
-                    name: ids.name,
+                    name,
                     input: None,
                     other_input: match (&got_input, subtype) {
                         (Got::Absent, "tool" | "tool.v2") => other_input(call.env, input),
@@ -764,9 +767,10 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                     status: Status::from_code(status),
                     exception_type: exception_type.as_deref(),
                     exception_stacktrace,
-                    trace_id: ids.trace_id,
-                    span_id: ids.span_id,
-                    parent_span_id: ids.parent_span_id,
+                    // Read by `ids`, when rule 5 asks.
+                    trace_id: None,
+                    span_id: None,
+                    parent_span_id: None,
                     end_time_unix_nano: end_time(end_seconds, end_nanos),
                     record_copies: false,
                     narrowed: None,
@@ -799,6 +803,7 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                     };
                     let narrowed = mapper.map_narrowed(
                         &span_input,
+                        ids,
                         |copy| utf8_extra(copy, &reads.sources),
                         |m| rebuild_messages(m, &reads.sources),
                     );
@@ -843,7 +848,7 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                 let Some(mut mapper) = try_lock(&inner) else {
                     return problem::NEEDS_JS;
                 };
-                let mapped = mapper.map(&span_input);
+                let mapped = mapper.map_with_ids(&span_input, ids);
                 let holds = holds_state(&mapper);
                 drop(mapper);
                 write_mapped(&call, mapped, Vec::new(), holds, &reads)
@@ -982,9 +987,7 @@ impl NameRoom {
 /// A span's `genkit:name` and its trace, span and parent span ids, as [`span_ids`] read them.
 struct SpanIds<'b> {
     name: Option<&'b str>,
-    trace_id: Option<[u8; 16]>,
-    span_id: Option<[u8; 8]>,
-    parent_span_id: Option<[u8; 8]>,
+    ids: TraceIds,
 }
 
 impl<'b> SpanIds<'b> {
@@ -992,9 +995,9 @@ impl<'b> SpanIds<'b> {
     fn input(self) -> SpanInput<'b> {
         SpanInput {
             name: self.name,
-            trace_id: self.trace_id,
-            span_id: self.span_id,
-            parent_span_id: self.parent_span_id,
+            trace_id: self.ids.trace_id,
+            span_id: self.ids.span_id,
+            parent_span_id: self.ids.parent_span_id,
             ..SpanInput::default()
         }
     }
@@ -1011,6 +1014,17 @@ fn span_ids<'b>(
 ) -> SpanIds<'b> {
     SpanIds {
         name: name_arg(env, name, &mut room.buf, &mut room.copy),
+        ids: trace_ids(env, [trace_id, span_id, parent_span_id]),
+    }
+}
+
+/// Reads `[traceId, spanId, parentSpanId]` as hex of 16, 8 and 8 bytes ([`hex_arg`]; `None`
+/// each for anything else). No JavaScript runs in these reads.
+fn trace_ids(
+    env: sys::napi_env,
+    [trace_id, span_id, parent_span_id]: [sys::napi_value; 3],
+) -> TraceIds {
+    TraceIds {
         trace_id: hex_arg::<16>(env, Some(trace_id)),
         span_id: hex_arg::<8>(env, Some(span_id)),
         parent_span_id: hex_arg::<8>(env, Some(parent_span_id)),

@@ -146,6 +146,29 @@ impl<'a> SpanInput<'a> {
     }
 }
 
+/// A span's trace id, span id and parent span id, as [`SpanInput`] holds them: what rule 5 (tool
+/// call ids) reads of a span, and nothing else does ([`Mapper::map_with_ids`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TraceIds {
+    /// The trace id (16 bytes).
+    pub trace_id: Option<[u8; 16]>,
+    /// The span id (8 bytes).
+    pub span_id: Option<[u8; 8]>,
+    /// The parent span id (8 bytes), `None` for a root span.
+    pub parent_span_id: Option<[u8; 8]>,
+}
+
+impl TraceIds {
+    /// The ids `span` holds.
+    pub fn of(span: &SpanInput<'_>) -> TraceIds {
+        TraceIds {
+            trace_id: span.trace_id,
+            span_id: span.span_id,
+            parent_span_id: span.parent_span_id,
+        }
+    }
+}
+
 /// A `genkit:input` that is not a string ([`SpanInput::other_input`]). A tool span's
 /// `gen_ai.tool.call.arguments` is then the number or the boolean as it is (seed 000 copies the
 /// value as it is; the GenAI semantic conventions type the attribute `any`), and for any other
@@ -365,6 +388,21 @@ impl Mapper {
     /// Maps one ended span. Never panics on any input; a span that is not a Genkit flow, agent,
     /// model or tool span gets no attributes.
     pub fn map<'a>(&mut self, span: &SpanInput<'a>) -> Mapped<'a> {
+        self.map_with_ids(span, || TraceIds::of(span))
+    }
+
+    /// [`Self::map`], with the span's ids taken from `ids` instead of `span`'s `trace_id`,
+    /// `span_id` and `parent_span_id` (which it does not read). `ids` is called at most once, and
+    /// only where rule 5 (tool call ids) uses them: in complete mode, when the answer holds tool
+    /// requests or the mapper keeps tool call id state ([`Self::holds_tool_calls`]); no other
+    /// rule reads an id. The napi binding reads a span's ids from JavaScript only then, as its
+    /// tool path does (three Node-API string reads, about 1,000 instructions of a 1 KB model
+    /// span's 50,000; BENCHMARKS.md "Stop 53").
+    pub fn map_with_ids<'a>(
+        &mut self,
+        span: &SpanInput<'a>,
+        ids: impl FnOnce() -> TraceIds,
+    ) -> Mapped<'a> {
         // The writers scrub as they write (issue 11); `apply` then only caps their values.
         let scrub = self.content.scrubber();
         let mut out = match self.options.mode {
@@ -373,7 +411,7 @@ impl Mapper {
                 let (mut out, requests) =
                     map_complete(span, &self.options, &mut self.prices, scrub);
                 if out.problems & problem::NEEDS_JS == 0 {
-                    crate::pairing::pair(&mut self.pairing, span, &mut out, &requests);
+                    self.pair(span, &mut out, &requests, ids);
                 }
                 out
             }
@@ -429,12 +467,14 @@ impl Mapper {
     ///   placeholder but the cap below, which moves the copies with their bytes (the usual cap of
     ///   a text without it drops that text's copies).
     ///
-    /// Otherwise rule 5's state is updated as [`Self::map`] updates it and the attributes are
+    /// Otherwise rule 5's state is updated as [`Self::map_with_ids`] updates it, the span's ids
+    /// taken from `ids` (called at most once, after `build`, as there), and the attributes are
     /// returned with what `build` made. The content rules change nothing else here (clean inputs;
     /// the cap as above), so they are not applied.
     pub fn map_narrowed<'a, T>(
         &mut self,
         span: &SpanInput<'a>,
+        ids: impl FnOnce() -> TraceIds,
         utf8_extra: impl Fn(&crate::out::Copied) -> Option<usize>,
         build: impl FnOnce(&Mapped<'a>) -> Option<T>,
     ) -> Option<(Mapped<'a>, T)> {
@@ -583,8 +623,36 @@ impl Mapper {
         }
         crate::content::report_cap(&mut out, dropped, &capped[..n_capped]);
         let built = build(&out)?;
-        crate::pairing::pair(&mut self.pairing, span, &mut out, &requests);
+        self.pair(span, &mut out, &requests, ids);
         Some((out, built))
+    }
+
+    /// Rule 5 on a mapped complete-mode span (`crate::pairing::pair`) with its ids from `ids`,
+    /// asked only when the answer holds tool requests or the state is not empty: otherwise the
+    /// pairing has nothing to do (no request to record, none to take, and an empty state ignores
+    /// a span's end).
+    fn pair<'a>(
+        &mut self,
+        span: &SpanInput<'a>,
+        out: &mut Mapped<'a>,
+        requests: &[crate::pairing::ToolRequest<'_>],
+        ids: impl FnOnce() -> TraceIds,
+    ) {
+        if requests.is_empty() && self.pairing.is_empty() {
+            return;
+        }
+        let TraceIds {
+            trace_id,
+            span_id,
+            parent_span_id,
+        } = ids();
+        let span = SpanInput {
+            trace_id,
+            span_id,
+            parent_span_id,
+            ..span.clone()
+        };
+        crate::pairing::pair(&mut self.pairing, &span, out, requests);
     }
 
     /// Tells the mapper a span ended that [`Self::map`] did not see (a `generate` span, a flow,
@@ -624,8 +692,9 @@ impl Mapper {
 }
 
 /// Complete mode's mapping of `span`, with the answer's tool requests for rule 5 collected from
-/// the mapping's own parse of `genkit:output` (no second parse; kept only for a span with a trace
-/// and a parent, the only ones paired; most answers have none: no allocation then).
+/// the mapping's own parse of `genkit:output` (no second parse; collected whatever the span's
+/// ids, which are read after the mapping and only when there are requests or state,
+/// [`Mapper::map_with_ids`]; most answers have none: no allocation then).
 fn map_complete<'a>(
     span: &SpanInput<'a>,
     options: &Options,
@@ -633,9 +702,7 @@ fn map_complete<'a>(
     scrub: Option<&crate::scrub::Scrubber>,
 ) -> (Mapped<'a>, Vec<crate::pairing::ToolRequest<'a>>) {
     let mut requests = Vec::new();
-    let wants = span.trace_id.is_some() && span.parent_span_id.is_some();
-    let out =
-        complete::map_collecting(span, options, prices, scrub, wants.then_some(&mut requests));
+    let out = complete::map_collecting(span, options, prices, scrub, Some(&mut requests));
     (out, requests)
 }
 

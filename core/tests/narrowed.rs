@@ -5,7 +5,7 @@
 //! declines before rule 5's tool call state changes.
 
 use genkit_for_maple_core::out::Copied;
-use genkit_for_maple_core::span::{Mapped, Mapper, Mode, Options, SpanInput, Value};
+use genkit_for_maple_core::span::{Mapped, Mapper, Mode, Options, SpanInput, TraceIds, Value};
 
 const PLACEHOLDER: u8 = 0x7F;
 
@@ -70,15 +70,22 @@ fn utf8_extra<'s>(sources: &'s [(&'s str, &'s [u16])]) -> impl Fn(&Copied) -> Op
     }
 }
 
+/// The test spans' ids, given to `map_narrowed` (which reads them only from its `ids`).
+const IDS: TraceIds = TraceIds {
+    trace_id: Some([7; 16]),
+    span_id: Some([1; 8]),
+    parent_span_id: Some([2; 8]),
+};
+
 fn span<'a>(input: &'a str, output: &'a str, narrowed: bool) -> SpanInput<'a> {
     SpanInput {
         subtype: Some("model"),
         name: Some("googleai/gemini-2.5-flash"),
         input: Some(input),
         output: Some(output),
-        trace_id: Some([7; 16]),
-        span_id: Some([1; 8]),
-        parent_span_id: Some([2; 8]),
+        trace_id: IDS.trace_id,
+        span_id: IDS.span_id,
+        parent_span_id: IDS.parent_span_id,
         narrowed: narrowed.then_some(PLACEHOLDER),
         ..SpanInput::default()
     }
@@ -113,7 +120,7 @@ fn a_clean_span_maps_as_its_original_texts() {
         (narrow_out.as_str(), &units_out[..]),
     ];
     let (mapped, ()) = mapper
-        .map_narrowed(&narrowed_span, utf8_extra(&sources), |_| Some(()))
+        .map_narrowed(&narrowed_span, || IDS, utf8_extra(&sources), |_| Some(()))
         .expect("a clean span is mapped narrowed");
     assert!(
         mapper.holds_tool_calls(),
@@ -139,7 +146,12 @@ fn a_declined_span_leaves_the_tool_call_state_as_it_was() {
     let (narrow_out, _) = narrow(&output);
     let mut mapper = Mapper::new(Options::default());
     assert!(mapper
-        .map_narrowed(&span(&narrow_in, &narrow_out, true), |_| None, |_| Some(()))
+        .map_narrowed(
+            &span(&narrow_in, &narrow_out, true),
+            || IDS,
+            |_| None,
+            |_| Some(())
+        )
         .is_none());
     assert!(!mapper.holds_tool_calls());
     // A build that cannot be made declines too, before the state changes.
@@ -149,6 +161,7 @@ fn a_declined_span_leaves_the_tool_call_state_as_it_was() {
     assert!(mapper
         .map_narrowed(
             &span(&narrow_in, &narrow_out, true),
+            || IDS,
             |_| None,
             |_| None::<()>
         )
@@ -160,11 +173,17 @@ fn a_declined_span_leaves_the_tool_call_state_as_it_was() {
         ..Options::default()
     });
     assert!(reference
-        .map_narrowed(&span(&narrow_in, &narrow_out, true), |_| None, |_| Some(()))
+        .map_narrowed(
+            &span(&narrow_in, &narrow_out, true),
+            || IDS,
+            |_| None,
+            |_| Some(())
+        )
         .is_none());
     assert!(mapper
         .map_narrowed(
             &span(&narrow_in, &narrow_out, false),
+            || IDS,
             |_| None,
             |_| Some(())
         )
@@ -239,6 +258,7 @@ fn messages_over_the_cap_are_dropped_as_on_the_original_texts() {
         let mut mapper = Mapper::new(options());
         let got = mapper.map_narrowed(
             &span(&narrow_in, &narrow_out, true),
+            || IDS,
             utf8_extra(&sources),
             |_| Some(()),
         );
@@ -310,6 +330,7 @@ fn a_transcoded_answer_over_the_cap_gets_the_usual_cap_beside_a_narrowed_input()
                 let usual = Mapper::new(options()).map(&span(&input, &output, false));
                 let got = Mapper::new(options()).map_narrowed(
                     &span(&narrow_in, &output, true),
+                    || IDS,
                     utf8_extra(&sources),
                     |_| Some(()),
                 );

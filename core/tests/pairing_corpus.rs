@@ -460,3 +460,95 @@ fn every_answer_form_pairs_as_its_output_messages_show_it() {
         assert_eq!(id_after(output).as_deref(), *want, "{output}");
     }
 }
+
+/// `Mapper::map_with_ids` (the napi binding's `mapSpan`: the span's ids read from JavaScript only
+/// when rule 5 uses them) maps every span of the three corpora, in the order they ended, as
+/// `Mapper::map` maps it with its ids in the span, and keeps the same tool call id state; it asks
+/// for the ids at most once a span, and only for a model answer with tool requests or while the
+/// mapper keeps state.
+#[test]
+fn ids_asked_only_for_rule_5_map_as_ids_given() {
+    use genkit_for_maple_core::span::{parse_hex, Mapper, Mode, Options, SpanInput, TraceIds};
+    use std::cell::Cell;
+    for file in [
+        "genkit-1.42-spans.jsonl",
+        "genkit-1.42-plugin-spans.jsonl",
+        "genkit-1.42-scenario-spans.jsonl",
+    ] {
+        let options = Options {
+            mode: Mode::Complete,
+            cost: true,
+            ..Options::default()
+        };
+        let (mut given, mut lazy) = (Mapper::new(options.clone()), Mapper::new(options));
+        let (mut mapped, mut asked, mut paired) = (0, 0, 0);
+        for row in rows(file) {
+            let subtype = attr(&row, "genkit:metadata:subtype");
+            let span = SpanInput {
+                subtype,
+                name: attr(&row, "genkit:name"),
+                input: attr(&row, "genkit:input"),
+                output: attr(&row, "genkit:output"),
+                trace_id: row["traceId"].as_str().and_then(parse_hex),
+                span_id: row["spanId"].as_str().and_then(parse_hex),
+                parent_span_id: parent(&row).and_then(parse_hex),
+                ..SpanInput::default()
+            };
+            if subtype.is_none() {
+                for m in [&mut given, &mut lazy] {
+                    m.span_ended(
+                        span.trace_id.expect("trace id"),
+                        span.span_id.expect("span id"),
+                        span.parent_span_id.is_none(),
+                    );
+                }
+                continue;
+            }
+            let held = lazy.holds_tool_calls();
+            let requests = subtype == Some("model")
+                && span.output.is_some_and(|o| o.contains("\"toolRequest\""));
+            let calls = Cell::new(0);
+            let without_ids = SpanInput {
+                trace_id: None,
+                span_id: None,
+                parent_span_id: None,
+                ..span.clone()
+            };
+            let got = lazy.map_with_ids(&without_ids, || {
+                calls.set(calls.get() + 1);
+                TraceIds::of(&span)
+            });
+            let want = given.map(&span);
+            assert_eq!(
+                format!("{:?}", got.attributes),
+                format!("{:?}", want.attributes),
+                "{file}: {:?}",
+                row["spanId"]
+            );
+            assert_eq!(got.problems, want.problems);
+            assert_eq!(lazy.holds_tool_calls(), given.holds_tool_calls());
+            assert!(calls.get() <= 1, "ids asked twice");
+            if !held && !requests {
+                assert_eq!(calls.get(), 0, "{file}: ids asked without a use");
+            }
+            if requests {
+                assert_eq!(calls.get(), 1, "{file}: a model answer's tool requests");
+            }
+            mapped += 1;
+            asked += calls.get();
+            paired += usize::from(
+                got.attributes
+                    .iter()
+                    .any(|(k, _)| *k == "gen_ai.tool.call.id"),
+            );
+        }
+        assert!(
+            asked > 0 && asked < mapped,
+            "{file}: ids asked for {asked} of {mapped} spans"
+        );
+        if file != "genkit-1.42-spans.jsonl" {
+            assert!(paired > 0, "{file}: no tool call id");
+        }
+        assert!(!lazy.holds_tool_calls(), "{file}: state left");
+    }
+}
