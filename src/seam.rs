@@ -5,8 +5,8 @@
 //!
 //! Strings that are not well-formed UTF-16 (a lone surrogate) are read with U+FFFD in its place:
 //! the OTLP wire carries UTF-8, so that is what an exporter sends for them anyway. The core's
-//! state is borrowed only while the pure-Rust core runs (no JavaScript is called then), so a getter
-//! or setter that re-enters `onEnd` finds it free.
+//! state is borrowed only while the core runs (with, at most, Node-API reads of a span's id strings:
+//! no JavaScript is called then), so a getter or setter that re-enters `onEnd` finds it free.
 
 use super::{
     call_with_sink, copies, narrow, quiet_panics, raw, sink, utf, with_buffers, with_kept, Call,
@@ -785,7 +785,7 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                 let narrowed_reads = (input_units.is_empty() || input_narrowed)
                     && (output_units.is_empty() || output_narrowed || input_narrowed);
                 if narrowed_reads && (input_narrowed || output_narrowed) {
-                    // The state is borrowed only while the pure-Rust core runs (as below).
+                    // The state is borrowed only while the core runs (as below).
                     let Some(mut mapper) = try_lock(&inner) else {
                         return problem::NEEDS_JS;
                     };
@@ -842,9 +842,10 @@ pub(crate) fn map_span(env: sys::napi_env, argv: [sys::napi_value; 17]) -> u32 {
                     record_copies,
                     ..base
                 };
-                // The state is borrowed only while the pure-Rust core runs; a re-entrant call
-                // (a getter that ends a span) finds it borrowed only if it re-enters from here,
-                // which cannot happen: no JavaScript runs inside `map`.
+                // The state is borrowed only while the core runs; a re-entrant call (a getter
+                // that ends a span) finds it borrowed only if it re-enters from here, which
+                // cannot happen: no JavaScript runs inside `map_with_ids` (`ids` reads three
+                // strings by Node-API, which calls none).
                 let Some(mut mapper) = try_lock(&inner) else {
                     return problem::NEEDS_JS;
                 };
@@ -1003,8 +1004,8 @@ impl<'b> SpanIds<'b> {
     }
 }
 
-/// Reads `[name, traceId, spanId, parentSpanId]` as [`map_span`] and [`tool_call_id`] take
-/// them: the name by [`name_arg`] (`String()`'s text; `None` for a value that is not a string),
+/// Reads `[name, traceId, spanId, parentSpanId]` as [`tool_call_id`] takes them ([`map_span`]
+/// reads the same way, the ids only when rule 5 asks): the name by [`name_arg`] (`String()`'s text; `None` for a value that is not a string),
 /// the ids as hex of 16, 8 and 8 bytes by [`hex_arg`] (`None` for anything else). No JavaScript
 /// runs in these reads.
 fn span_ids<'b>(

@@ -436,8 +436,9 @@ impl Mapper {
     /// - a media part was written from a text holding the placeholder (its size and MIME type
     ///   are read from its URL's and content type's characters: [`Mapped::media`], input
     ///   messages and system instructions from `genkit:input`, output messages from
-    ///   `genkit:output`), or a tool request of the answer holds it (its name, ref and input are
-    ///   kept for rule 5);
+    ///   `genkit:output`), or a tool request of the answer holds it and the span has a trace
+    ///   and a parent id (its name, ref and input are then kept for rule 5; `ids` is asked here,
+    ///   before any state changes);
     /// - a value that is not a string, or an attribute other than a content attribute (messages,
     ///   system instructions, tool call arguments and result), holds the placeholder (a content
     ///   attribute's placeholders must lie in its recorded copies: `build` checks that);
@@ -468,7 +469,7 @@ impl Mapper {
     ///   a text without it drops that text's copies).
     ///
     /// Otherwise rule 5's state is updated as [`Self::map_with_ids`] updates it, the span's ids
-    /// taken from `ids` (called at most once, after `build`, as there), and the attributes are
+    /// taken from `ids` (called at most once: above, or after `build` as there), and the attributes are
     /// returned with what `build` made. The content rules change nothing else here (clean inputs;
     /// the cap as above), so they are not applied.
     pub fn map_narrowed<'a, T>(
@@ -513,12 +514,20 @@ impl Mapper {
             return None;
         }
         let raw_holds = |r: &crate::genkit::Raw<'_>| holds(r.get());
+        let mut ids = OnceIds {
+            ids: Some(ids),
+            got: None,
+        };
         if requests.iter().any(|r| {
             raw_holds(&r.name)
                 || r.reference.is_some_and(|x| raw_holds(&x))
                 || r.input.is_some_and(|x| raw_holds(&x))
         }) {
-            return None;
+            // Rule 5 keeps a span's requests only when it has a trace and a parent.
+            let got = ids.get();
+            if got.trace_id.is_some() && got.parent_span_id.is_some() {
+                return None;
+            }
         }
         let max = content.max_bytes();
         let sources: [&str; 2] = [span.input.unwrap_or(""), span.output.unwrap_or("")];
@@ -623,7 +632,7 @@ impl Mapper {
         }
         crate::content::report_cap(&mut out, dropped, &capped[..n_capped]);
         let built = build(&out)?;
-        self.pair(span, &mut out, &requests, ids);
+        self.pair(span, &mut out, &requests, || ids.get());
         Some((out, built))
     }
 
@@ -646,11 +655,16 @@ impl Mapper {
             span_id,
             parent_span_id,
         } = ids();
+        // What the pairing reads of a span (no clone of the rest: a conversation id may be an
+        // owned value).
         let span = SpanInput {
+            subtype: span.subtype,
+            name: span.name,
+            input: span.input,
             trace_id,
             span_id,
             parent_span_id,
-            ..span.clone()
+            ..SpanInput::default()
         };
         crate::pairing::pair(&mut self.pairing, &span, out, requests);
     }
@@ -688,6 +702,24 @@ impl Mapper {
     /// has nothing to free, and a caller may skip telling it.
     pub fn holds_tool_calls(&self) -> bool {
         !self.pairing.is_empty()
+    }
+}
+
+/// A span's ids from a closure called at most once, its answer kept
+/// ([`Mapper::map_narrowed`] may need them twice).
+struct OnceIds<F> {
+    ids: Option<F>,
+    got: Option<TraceIds>,
+}
+
+impl<F: FnOnce() -> TraceIds> OnceIds<F> {
+    fn get(&mut self) -> TraceIds {
+        if let Some(got) = self.got {
+            return got;
+        }
+        let got = self.ids.take().map_or_else(TraceIds::default, |ids| ids());
+        self.got = Some(got);
+        got
     }
 }
 

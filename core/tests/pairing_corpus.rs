@@ -463,9 +463,9 @@ fn every_answer_form_pairs_as_its_output_messages_show_it() {
 
 /// `Mapper::map_with_ids` (the napi binding's `mapSpan`: the span's ids read from JavaScript only
 /// when rule 5 uses them) maps every span of the three corpora, in the order they ended, as
-/// `Mapper::map` maps it with its ids in the span, and keeps the same tool call id state; it asks
-/// for the ids at most once a span, and only for a model answer with tool requests or while the
-/// mapper keeps state.
+/// `Mapper::map` maps it with its ids in the span, and keeps tool call id state alike; it asks
+/// for the ids (at most once: an `FnOnce`) for every model answer with tool requests, and
+/// otherwise only while the mapper keeps state.
 #[test]
 fn ids_asked_only_for_rule_5_map_as_ids_given() {
     use genkit_for_maple_core::span::{parse_hex, Mapper, Mode, Options, SpanInput, TraceIds};
@@ -527,7 +527,6 @@ fn ids_asked_only_for_rule_5_map_as_ids_given() {
             );
             assert_eq!(got.problems, want.problems);
             assert_eq!(lazy.holds_tool_calls(), given.holds_tool_calls());
-            assert!(calls.get() <= 1, "ids asked twice");
             if !held && !requests {
                 assert_eq!(calls.get(), 0, "{file}: ids asked without a use");
             }
@@ -546,9 +545,7 @@ fn ids_asked_only_for_rule_5_map_as_ids_given() {
             asked > 0 && asked < mapped,
             "{file}: ids asked for {asked} of {mapped} spans"
         );
-        if file != "genkit-1.42-spans.jsonl" {
-            assert!(paired > 0, "{file}: no tool call id");
-        }
+        assert!(paired > 0, "{file}: no tool call id");
         assert!(!lazy.holds_tool_calls(), "{file}: state left");
     }
 }
