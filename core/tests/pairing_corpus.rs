@@ -303,10 +303,25 @@ fn direct_ids(file: &str) -> Vec<Option<String>> {
     ids
 }
 
+/// A corpus row as the whole-span seam takes it: subtype, name, the two texts and the ids.
+fn span_of(row: &Value) -> genkit_for_maple_core::span::SpanInput<'_> {
+    use genkit_for_maple_core::span::{parse_hex, SpanInput};
+    SpanInput {
+        subtype: attr(row, "genkit:metadata:subtype"),
+        name: attr(row, "genkit:name"),
+        input: attr(row, "genkit:input"),
+        output: attr(row, "genkit:output"),
+        trace_id: row["traceId"].as_str().and_then(parse_hex),
+        span_id: row["spanId"].as_str().and_then(parse_hex),
+        parent_span_id: parent(row).and_then(parse_hex),
+        ..SpanInput::default()
+    }
+}
+
 /// The same through the whole-span seam in complete mode, where the tool requests come from the
 /// mapping's own parse of each model answer (`complete::map_collecting`), not from a second one.
 fn seam_ids(file: &str) -> Vec<Option<String>> {
-    use genkit_for_maple_core::span::{parse_hex, Mapper, Mode, Options, SpanInput, Value as V};
+    use genkit_for_maple_core::span::{Mapper, Mode, Options, Value as V};
     let mut mapper = Mapper::new(Options {
         mode: Mode::Complete,
         ..Options::default()
@@ -314,16 +329,7 @@ fn seam_ids(file: &str) -> Vec<Option<String>> {
     let mut ids = Vec::new();
     for row in rows(file) {
         let subtype = attr(&row, "genkit:metadata:subtype");
-        let span = SpanInput {
-            subtype,
-            name: attr(&row, "genkit:name"),
-            input: attr(&row, "genkit:input"),
-            output: attr(&row, "genkit:output"),
-            trace_id: row["traceId"].as_str().and_then(parse_hex),
-            span_id: row["spanId"].as_str().and_then(parse_hex),
-            parent_span_id: parent(&row).and_then(parse_hex),
-            ..SpanInput::default()
-        };
+        let span = span_of(&row);
         if matches!(subtype, Some("model" | "tool" | "tool.v2")) {
             let mapped = mapper.map(&span);
             if subtype != Some("model") {
@@ -468,7 +474,7 @@ fn every_answer_form_pairs_as_its_output_messages_show_it() {
 /// otherwise only while the mapper keeps state.
 #[test]
 fn ids_asked_only_for_rule_5_map_as_ids_given() {
-    use genkit_for_maple_core::span::{parse_hex, Mapper, Mode, Options, SpanInput, TraceIds};
+    use genkit_for_maple_core::span::{Mapper, Mode, Options, SpanInput, TraceIds};
     use std::cell::Cell;
     for file in [
         "genkit-1.42-spans.jsonl",
@@ -484,16 +490,7 @@ fn ids_asked_only_for_rule_5_map_as_ids_given() {
         let (mut mapped, mut asked, mut paired) = (0, 0, 0);
         for row in rows(file) {
             let subtype = attr(&row, "genkit:metadata:subtype");
-            let span = SpanInput {
-                subtype,
-                name: attr(&row, "genkit:name"),
-                input: attr(&row, "genkit:input"),
-                output: attr(&row, "genkit:output"),
-                trace_id: row["traceId"].as_str().and_then(parse_hex),
-                span_id: row["spanId"].as_str().and_then(parse_hex),
-                parent_span_id: parent(&row).and_then(parse_hex),
-                ..SpanInput::default()
-            };
+            let span = span_of(&row);
             if subtype.is_none() {
                 for m in [&mut given, &mut lazy] {
                     m.span_ended(
