@@ -1005,9 +1005,9 @@ impl<'b> SpanIds<'b> {
 }
 
 /// Reads `[name, traceId, spanId, parentSpanId]` as [`tool_call_id`] takes them ([`map_span`]
-/// reads the same way, the ids only when rule 5 asks): the name by [`name_arg`] (`String()`'s text; `None` for a value that is not a string),
-/// the ids as hex of 16, 8 and 8 bytes by [`hex_arg`] (`None` for anything else). No JavaScript
-/// runs in these reads.
+/// reads the same way, the ids only when rule 5 asks): the name by [`name_arg`] (`String()`'s
+/// text; `None` for a value that is not a string), the ids by [`trace_ids`]. No JavaScript runs
+/// in these reads.
 fn span_ids<'b>(
     env: sys::napi_env,
     [name, trace_id, span_id, parent_span_id]: [sys::napi_value; 4],

@@ -42,7 +42,7 @@ use std::time::{Duration, Instant};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::genkit::{ArrayShape, Candidate, GenerateResponse, Message, Raw, Shape};
-use crate::span::{keys, Mapped, SpanInput, Value};
+use crate::span::{keys, Mapped, SpanInput, TraceIds, Value};
 
 /// Names and refs longer than this many bytes are not kept (no real tool name or call id is).
 pub const MAX_NAME_LEN: usize = 1024;
@@ -404,16 +404,19 @@ impl ToolCallPairing {
 ///
 /// `requests`: the tool requests of a model span's answer, as the mapping read them from
 /// `genkit:output` ([`crate::complete::map_collecting`]): `genkit:output` is not parsed again.
+/// `ids`: the span's ids (its own [`SpanInput`] fields are not read: a caller may read them from
+/// elsewhere, and only when needed, [`crate::span::Mapper::map_with_ids`]).
 pub(crate) fn pair<'a>(
     state: &mut ToolCallPairing,
     span: &SpanInput<'a>,
+    ids: TraceIds,
     out: &mut Mapped<'a>,
     requests: &[ToolRequest<'_>],
 ) {
     // The clock is read only where the state is used (a model span's answer holds tool
     // requests, or a tool span finds state to pair with): most spans need neither, and an empty
     // state has nothing to evict.
-    if let (Some(trace), Some(parent)) = (span.trace_id, span.parent_span_id) {
+    if let (Some(trace), Some(parent)) = (ids.trace_id, ids.parent_span_id) {
         let parent = SpanKey::from_bytes(trace, parent);
         match span.subtype {
             Some("model") if !requests.is_empty() => {
@@ -430,11 +433,8 @@ pub(crate) fn pair<'a>(
             _ => {}
         }
     }
-    if let (Some(trace), Some(id)) = (span.trace_id, span.span_id) {
-        state.span_ended(
-            SpanKey::from_bytes(trace, id),
-            span.parent_span_id.is_none(),
-        );
+    if let (Some(trace), Some(id)) = (ids.trace_id, ids.span_id) {
+        state.span_ended(SpanKey::from_bytes(trace, id), ids.parent_span_id.is_none());
     }
 }
 

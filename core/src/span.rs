@@ -411,7 +411,9 @@ impl Mapper {
                 let (mut out, requests) =
                     map_complete(span, &self.options, &mut self.prices, scrub);
                 if out.problems & problem::NEEDS_JS == 0 {
-                    self.pair(span, &mut out, &requests, ids);
+                    if let Some(ids) = self.rule5_ids(&requests, ids) {
+                        crate::pairing::pair(&mut self.pairing, span, ids, &mut out, &requests);
+                    }
                 }
                 out
             }
@@ -437,8 +439,7 @@ impl Mapper {
     ///   are read from its URL's and content type's characters: [`Mapped::media`], input
     ///   messages and system instructions from `genkit:input`, output messages from
     ///   `genkit:output`), or a tool request of the answer holds it and the span has a trace
-    ///   and a parent id (its name, ref and input are then kept for rule 5; `ids` is asked here,
-    ///   before any state changes);
+    ///   and a parent id (its name, ref and input are then kept for rule 5);
     /// - a value that is not a string, or an attribute other than a content attribute (messages,
     ///   system instructions, tool call arguments and result), holds the placeholder (a content
     ///   attribute's placeholders must lie in its recorded copies: `build` checks that);
@@ -469,8 +470,9 @@ impl Mapper {
     ///   a text without it drops that text's copies).
     ///
     /// Otherwise rule 5's state is updated as [`Self::map_with_ids`] updates it, the span's ids
-    /// taken from `ids` (called at most once: above, or after `build` as there), and the attributes are
-    /// returned with what `build` made. The content rules change nothing else here (clean inputs;
+    /// taken from `ids` as there (called at most once, before the checks above when the answer
+    /// holds tool requests or the state is not empty), and the attributes are returned with what
+    /// `build` made. The content rules change nothing else here (clean inputs;
     /// the cap as above), so they are not applied.
     pub fn map_narrowed<'a, T>(
         &mut self,
@@ -514,20 +516,17 @@ impl Mapper {
             return None;
         }
         let raw_holds = |r: &crate::genkit::Raw<'_>| holds(r.get());
-        let mut ids = OnceIds {
-            ids: Some(ids),
-            got: None,
-        };
-        if requests.iter().any(|r| {
-            raw_holds(&r.name)
-                || r.reference.is_some_and(|x| raw_holds(&x))
-                || r.input.is_some_and(|x| raw_holds(&x))
-        }) {
-            // Rule 5 keeps a span's requests only when it has a trace and a parent.
-            let got = ids.get();
-            if got.trace_id.is_some() && got.parent_span_id.is_some() {
-                return None;
-            }
+        let ids = self.rule5_ids(&requests, ids);
+        // Rule 5 keeps a span's requests only when it has a trace and a parent.
+        let kept = ids.is_some_and(|i| i.trace_id.is_some() && i.parent_span_id.is_some());
+        if kept
+            && requests.iter().any(|r| {
+                raw_holds(&r.name)
+                    || r.reference.is_some_and(|x| raw_holds(&x))
+                    || r.input.is_some_and(|x| raw_holds(&x))
+            })
+        {
+            return None;
         }
         let max = content.max_bytes();
         let sources: [&str; 2] = [span.input.unwrap_or(""), span.output.unwrap_or("")];
@@ -632,41 +631,22 @@ impl Mapper {
         }
         crate::content::report_cap(&mut out, dropped, &capped[..n_capped]);
         let built = build(&out)?;
-        self.pair(span, &mut out, &requests, || ids.get());
+        if let Some(ids) = ids {
+            crate::pairing::pair(&mut self.pairing, span, ids, &mut out, &requests);
+        }
         Some((out, built))
     }
 
-    /// Rule 5 on a mapped complete-mode span (`crate::pairing::pair`) with its ids from `ids`,
-    /// asked only when the answer holds tool requests or the state is not empty: otherwise the
-    /// pairing has nothing to do (no request to record, none to take, and an empty state ignores
-    /// a span's end).
-    fn pair<'a>(
-        &mut self,
-        span: &SpanInput<'a>,
-        out: &mut Mapped<'a>,
+    /// The span's ids (`ids()`) when rule 5 has something to do with the answer's `requests`:
+    /// there are some, or the state is not empty. `None` otherwise, without calling `ids`:
+    /// [`crate::pairing::pair`] would record nothing, take nothing, and an empty state ignores a
+    /// span's end.
+    fn rule5_ids(
+        &self,
         requests: &[crate::pairing::ToolRequest<'_>],
         ids: impl FnOnce() -> TraceIds,
-    ) {
-        if requests.is_empty() && self.pairing.is_empty() {
-            return;
-        }
-        let TraceIds {
-            trace_id,
-            span_id,
-            parent_span_id,
-        } = ids();
-        // What the pairing reads of a span (no clone of the rest: a conversation id may be an
-        // owned value).
-        let span = SpanInput {
-            subtype: span.subtype,
-            name: span.name,
-            input: span.input,
-            trace_id,
-            span_id,
-            parent_span_id,
-            ..SpanInput::default()
-        };
-        crate::pairing::pair(&mut self.pairing, &span, out, requests);
+    ) -> Option<TraceIds> {
+        (!requests.is_empty() || !self.pairing.is_empty()).then(ids)
     }
 
     /// Tells the mapper a span ended that [`Self::map`] did not see (a `generate` span, a flow,
@@ -688,7 +668,7 @@ impl Mapper {
             ..span.clone()
         };
         let mut out = Mapped::new();
-        crate::pairing::pair(&mut self.pairing, &tool, &mut out, &[]);
+        crate::pairing::pair(&mut self.pairing, &tool, TraceIds::of(span), &mut out, &[]);
         out.attributes
             .into_iter()
             .find(|(k, _)| *k == keys::TOOL_CALL_ID)
@@ -702,24 +682,6 @@ impl Mapper {
     /// has nothing to free, and a caller may skip telling it.
     pub fn holds_tool_calls(&self) -> bool {
         !self.pairing.is_empty()
-    }
-}
-
-/// A span's ids from a closure called at most once, its answer kept
-/// ([`Mapper::map_narrowed`] may need them twice).
-struct OnceIds<F> {
-    ids: Option<F>,
-    got: Option<TraceIds>,
-}
-
-impl<F: FnOnce() -> TraceIds> OnceIds<F> {
-    fn get(&mut self) -> TraceIds {
-        if let Some(got) = self.got {
-            return got;
-        }
-        let got = self.ids.take().map_or_else(TraceIds::default, |ids| ids());
-        self.got = Some(got);
-        got
     }
 }
 

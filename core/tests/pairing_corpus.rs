@@ -205,7 +205,7 @@ fn scenario_corpus_parallel_equal_calls_failing_and_multipart_tools() {
 /// google-genai's none; every priced chat span gets a cost; reference mode writes neither.
 #[test]
 fn scenario_corpus_through_the_seam() {
-    use genkit_for_maple_core::span::{parse_hex, Mapper, Mode, Options, SpanInput, Status, Value};
+    use genkit_for_maple_core::span::{Mapper, Mode, Options, SpanInput, Status, Value};
     let rows = rows("genkit-1.42-scenario-spans.jsonl");
     for mode in [Mode::Complete, Mode::Reference] {
         let mut mapper = Mapper::new(Options {
@@ -217,15 +217,8 @@ fn scenario_corpus_through_the_seam() {
         for row in &rows {
             let subtype = attr(row, "genkit:metadata:subtype");
             let span = SpanInput {
-                subtype,
-                name: attr(row, "genkit:name"),
-                input: attr(row, "genkit:input"),
-                output: attr(row, "genkit:output"),
                 status: Status::from_code(row["status"]["code"].as_u64().unwrap_or(0) as u32),
-                trace_id: row["traceId"].as_str().and_then(parse_hex),
-                span_id: row["spanId"].as_str().and_then(parse_hex),
-                parent_span_id: parent(row).and_then(parse_hex),
-                ..SpanInput::default()
+                ..span_of(row)
             };
             let mapped = mapper.map(&span);
             let get = |key: &str| {
